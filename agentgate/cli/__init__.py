@@ -1,0 +1,1 @@
+"""The typer CLI: thin commands that parse options, call one module function, print a report."""

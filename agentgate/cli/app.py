@@ -1,0 +1,94 @@
+"""Entry point: the root typer app, and the one handler that maps failures to exit codes.
+
+``agentgate hook pre-commit`` is dispatched before typer is imported at all: it runs on
+every commit and must feel instant (``import typer`` alone costs ~0.15 s).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from agentgate import errors
+
+_DEBUG_ENV = "AGENTGATE_DEBUG"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or bool(os.environ.get(_DEBUG_ENV))
+    args = [a for a in args if a != "--debug"]
+    return guarded(lambda: _dispatch(args), debug=debug)
+
+
+def guarded(func: Callable[[], int], *, debug: bool) -> int:
+    """Run ``func``; expected errors print one line, Ctrl-C is 130, crashes are short."""
+    try:
+        return func()
+    except errors.AgentgateError as exc:
+        _say(f"agentgate: {exc.message}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _say("agentgate: interrupted")
+        return errors.EXIT_INTERRUPTED
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        else:
+            _say(
+                f"agentgate: internal error: {type(exc).__name__}: {exc} "
+                "(re-run with --debug for the traceback, and please report it)"
+            )
+        return errors.EXIT_INTERNAL
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _dispatch(args: list[str]) -> int:
+    if args[:2] == ["hook", "pre-commit"] and not ({"-h", "--help"} & set(args)):
+        from agentgate import hookcmd
+
+        return hookcmd.pre_commit(args[2:])
+    return _run_typer(args)
+
+
+def _run_typer(args: list[str]) -> int:
+    import typer
+
+    from agentgate.cli.commands import build_app
+
+    # typer >= 0.29 vendors click as typer._click; find its exception classes through
+    # typer's public BadParameter so either packaging works.
+    usage_error = _base_named(typer.BadParameter, "UsageError")
+    click_exception = _base_named(typer.BadParameter, "ClickException")
+    app = build_app()
+    try:
+        code = app(args=args, prog_name="agentgate", standalone_mode=False)
+    except typer.Abort:
+        _say("agentgate: interrupted")
+        return errors.EXIT_INTERRUPTED
+    except usage_error as exc:
+        # click's usage errors exit 2, which here means "promote": map them to 64.
+        _say(f"agentgate: {exc.format_message()} (see: {_help_hint(exc)})")
+        return errors.EXIT_USAGE
+    except click_exception as exc:
+        _say(f"agentgate: {exc.format_message()}")
+        return errors.EXIT_USAGE
+    return code if isinstance(code, int) else 0
+
+
+def _base_named(cls: type, name: str) -> type[Exception]:
+    found = next(c for c in cls.__mro__ if c.__name__ == name)
+    assert issubclass(found, Exception)
+    return found
+
+
+def _help_hint(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", "agentgate") or "agentgate"
+    return f"{path} --help"

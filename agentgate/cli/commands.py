@@ -1,0 +1,40 @@
+"""Builds the typer app from each area's ``register(app)``; the areas hold no logic."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentgate import __version__
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentgate {__version__}")
+        raise typer.Exit(0)
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="agentgate",
+        help="Decide how much checking a patch gets, from the repository itself.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+
+    @app.callback()
+    def _root(
+        version: Annotated[
+            bool, typer.Option("--version", callback=_version, is_eager=True)
+        ] = False,
+        debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    ) -> None:
+        """agentgate: verdicts are exit codes (0 scoped, 1 failed, 2 promote, 3 scope
+        escape, 4 blocked, 64 usage or configuration error)."""
+
+    from agentgate.cli import gate
+
+    gate.register(app)
+    return app
