@@ -1,0 +1,1 @@
+"""Skip witnesses: what each test really depended on, and the gate that may skip it."""
