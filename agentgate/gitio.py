@@ -25,8 +25,17 @@ _ZERO = re.compile(r"^0+$")
 # Variables git exports into hooks that would point a nested git (in a worktree or a temp
 # repo) at the wrong repository or index; pre-commit strips them the same way (no_git_env).
 _KEEP_GIT_VARS = frozenset(
-    {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
-     "GIT_CONFIG_COUNT", "GIT_ASKPASS", "GIT_ALLOW_PROTOCOL", "GIT_HTTP_PROXY_AUTHMETHOD"}
+    {
+        "GIT_EXEC_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSL_CAINFO",
+        "GIT_SSL_NO_VERIFY",
+        "GIT_CONFIG_COUNT",
+        "GIT_ASKPASS",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_HTTP_PROXY_AUTHMETHOD",
+    }
 )
 
 
@@ -83,6 +92,7 @@ def _line(out: bytes) -> str:
 
 # --- repository facts -------------------------------------------------------------------
 
+
 def repo_root(cwd: Path | str = ".") -> Path:
     proc = subprocess.run(
         ["git", "-C", os.fspath(cwd), "rev-parse", "--show-toplevel"], capture_output=True
@@ -132,7 +142,9 @@ def resolve(root: Path, rev: str, *, what: str = "revision") -> str:
             f"{what} {rev!r} is not in this shallow clone; fetch full history "
             "(git fetch --unshallow, or actions/checkout with fetch-depth: 0) and retry"
         )
-    raise GitError(f"{what} {rev!r} does not exist here; fetch it (git fetch origin) or fix the name")
+    raise GitError(
+        f"{what} {rev!r} does not exist here; fetch it (git fetch origin) or fix the name"
+    )
 
 
 def merge_base(root: Path, a: str, b: str) -> str:
@@ -227,6 +239,7 @@ def commit_changes(root: Path, commit: Commit) -> list[Change]:
 
 # --- contents -----------------------------------------------------------------------------
 
+
 def read_at(root: Path, rev: str, path: str) -> bytes | None:
     """A file's bytes at ``rev`` (``:`` for the index), or None when it does not exist there."""
     spec = f":{path}" if rev == ":" else f"{rev}:{path}"
@@ -262,6 +275,7 @@ def is_clean(root: Path) -> bool:
 
 # --- commits (GitPython) ------------------------------------------------------------------
 
+
 def commits_in_range(root: Path, base: str | None, head: str) -> list[Commit]:
     """Commits reachable from head and not from base, oldest first; all of head's if no base."""
     import git  # lazy: see module docstring
@@ -290,9 +304,7 @@ def current_identity(root: Path) -> list[str]:
     """Who the commit being made will be authored and committed by, as "Name <email>"."""
     idents = []
     for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
-        out = subprocess.run(
-            ["git", "-C", os.fspath(root), "var", var], capture_output=True
-        ).stdout
+        out = subprocess.run(["git", "-C", os.fspath(root), "var", var], capture_output=True).stdout
         ident = _line(out)
         if ident:
             idents.append(ident.rsplit(" ", 2)[0])
@@ -300,6 +312,7 @@ def current_identity(root: Path) -> list[str]:
 
 
 # --- worktrees ----------------------------------------------------------------------------
+
 
 def worktree_add(root: Path, path: Path, rev: str) -> None:
     run(root, "worktree", "add", "--detach", "--force", os.fspath(path), rev, env=no_git_env())
@@ -314,4 +327,40 @@ def worktrees(root: Path) -> Iterator[Path]:
     out = run(root, "worktree", "list", "--porcelain", "-z")
     for record in out.split(b"\0"):
         if record.startswith(b"worktree "):
-            yield Path(os.fsdecode(record[len(b"worktree "):]))
+            yield Path(os.fsdecode(record[len(b"worktree ") :]))
+
+
+# --- blobs ----------------------------------------------------------------------------------
+
+
+def index_blobs(root: Path, prefixes: tuple[str, ...]) -> dict[str, str]:
+    """Staged files under ``prefixes`` mapped to their blob ids (the index, not the disk)."""
+    if not prefixes:
+        return {}
+    out = run(root, "ls-files", "-s", "-z", "--", *prefixes)
+    files: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        if record:
+            meta, _, name = record.partition(b"\t")
+            files[os.fsdecode(name)] = os.fsdecode(meta).split()[1]
+    return files
+
+
+def cat_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
+    """Contents of many blobs with one ``git cat-file --batch`` process."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out = run(root, "cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode())
+    found: dict[str, bytes] = {}
+    pos = 0
+    for blob in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        found[blob] = out[pos : pos + size]
+        pos += size + 1
+    return found

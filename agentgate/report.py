@@ -47,8 +47,10 @@ def _jsonable(value: Any) -> Any:
 
 def text_lines(result: Result) -> list[str]:
     lines = [f"agentgate {result.command}: {result.verdict} (exit {result.exit_code})"]
-    if result.base or result.head:
+    if result.base:
         lines.append(f"  range: {_short(result.base)}...{_short(result.head)}")
+    elif result.head:
+        lines.append(f"  at: {_short(result.head)}")
     for reason in result.reasons:
         where = f" {safe(reason.path)}" if reason.path else ""
         commit = f" [{reason.commit[:10]}]" if reason.commit else ""
@@ -71,7 +73,7 @@ def _short(sha: str | None) -> str:
 
 def markdown(result: Result) -> str:
     out = [f"### agentgate {result.command}: `{result.verdict}` (exit {result.exit_code})", ""]
-    if result.base or result.head:
+    if result.base:
         out += [f"Range `{_short(result.base)}...{_short(result.head)}`", ""]
     if result.reasons:
         out += ["| verdict | rule | path | detail |", "|---|---|---|---|"]

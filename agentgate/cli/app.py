@@ -50,10 +50,12 @@ def _say(line: str) -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    if args[:2] == ["hook", "pre-commit"] and not ({"-h", "--help"} & set(args)):
+    fast = {"pre-commit": "pre_commit", "commit-msg": "commit_msg"}
+    if args[:1] == ["hook"] and args[1:2] and args[1] in fast and not {"-h", "--help"} & set(args):
         from agentgate import hookcmd
 
-        return hookcmd.pre_commit(args[2:])
+        func: Callable[[list[str]], int] = getattr(hookcmd, fast[args[1]])
+        return func(args[2:])
     return _run_typer(args)
 
 
