@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import configparser
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,8 @@ DEFAULT_AGENT_IDENTITIES = (
     "*<198982749+copilot@users.noreply.github.com>",
     "*<*+copilot@users.noreply.github.com>",
     "*<openhands@all-hands.dev>",
-    "*[bot] <*>",
-    "*<*[bot]@users.noreply.github.com>",
+    "*[[]bot[]] <*>",  # fnmatch: [[] and []] are literal brackets
+    "*<*[[]bot[]]@users.noreply.github.com>",
     "claude <noreply@anthropic.com>",
 )
 DEFAULT_AGENT_TRAILERS = (
@@ -104,19 +105,23 @@ def parse_toml(text: str, *, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: malformed TOML ({exc}); fix the file and retry") from None
 
 
-def load(root: Path, pyproject_text: str | None = None) -> Config:
-    """Load the config for ``root``; ``pyproject_text`` overrides the file on disk.
+Reader = Callable[[str], "str | None"]
 
-    Callers pass the text of ``pyproject.toml`` at a revision (the base of a range) so the
-    rules that govern a patch are never the ones the patch itself wrote.
+
+def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None = None) -> Config:
+    """Load the config for ``root`` from the work tree, or through ``read`` (a repo-relative
+    path -> text or None) from a revision.
+
+    Callers read the configuration at a revision (the base of a range) so the rules that
+    govern a patch are never the ones the patch itself wrote.
     """
+    read = read or (lambda name: _maybe_read(root / name))
     if pyproject_text is None:
-        path = root / PYPROJECT
-        pyproject_text = _read_text(path) if path.is_file() else ""
+        pyproject_text = read(PYPROJECT) or ""
     data = parse_toml(pyproject_text, where=PYPROJECT)
     tool = data.get("tool", {})
     section = tool.get("agentgate") if isinstance(tool, dict) else None
-    defaults = {"tests": _default_tests(root, data), "sources": _detect_sources(root)}
+    defaults = {"tests": _default_tests(read, data), "sources": _detect_sources(root)}
     if section is None:
         return Config(root=root, **defaults)
     if not isinstance(section, dict):
@@ -125,13 +130,6 @@ def load(root: Path, pyproject_text: str | None = None) -> Config:
     if problems:
         raise ConfigError(f"{PYPROJECT} [tool.agentgate]: " + "; ".join(problems))
     return Config(root=root, **{**defaults, **values, "has_section": True})
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path.name}: not valid UTF-8; re-save it as UTF-8") from None
 
 
 def _validate(section: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -194,8 +192,8 @@ def _norm(value: str) -> str:
     return text.rstrip("/") or "."
 
 
-def _default_tests(root: Path, pyproject: dict[str, Any]) -> tuple[str, ...]:
-    paths = pytest_testpaths(root, pyproject)
+def _default_tests(read: Reader, pyproject: dict[str, Any]) -> tuple[str, ...]:
+    paths = pytest_testpaths(read, pyproject)
     return tuple(_norm(p) for p in paths) if paths else ("tests",)
 
 
@@ -204,9 +202,9 @@ def _detect_sources(root: Path) -> tuple[str, ...]:
     return ("src",) if src.is_dir() else (".",)
 
 
-def pytest_testpaths(root: Path, pyproject: dict[str, Any]) -> list[str]:
+def pytest_testpaths(read: Reader, pyproject: dict[str, Any]) -> list[str]:
     """pytest's ``testpaths`` from whichever config file pytest itself would read first."""
-    for table in pytest_tables(root, pyproject).values():
+    for table in pytest_tables(read, pyproject).values():
         options = table.get("ini_options", table)
         paths = options.get("testpaths") if isinstance(options, dict) else None
         if isinstance(paths, str):
@@ -216,14 +214,14 @@ def pytest_testpaths(root: Path, pyproject: dict[str, Any]) -> list[str]:
     return []
 
 
-def pytest_tables(root: Path, pyproject: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Parsed pytest configuration per file on disk, in pytest's own precedence order."""
+def pytest_tables(read: Reader, pyproject: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Parsed pytest configuration per file, in pytest's own precedence order."""
     tables: dict[str, dict[str, Any]] = {}
     for name in PYTEST_CONFIG_FILES:
         if name == PYPROJECT:
             table = pyproject_pytest_table(pyproject)
         else:
-            text = _maybe_read(root / name)
+            text = read(name)
             table = _ini_section(name, text) if text is not None else None
         if table is not None:
             tables[name] = table
@@ -234,10 +232,12 @@ PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
 
 
 def _maybe_read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8") if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
+    if not path.is_file():
         return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path.name}: not valid UTF-8; re-save it as UTF-8") from None
 
 
 def pyproject_pytest_table(pyproject: dict[str, Any]) -> dict[str, Any] | None:

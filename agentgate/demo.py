@@ -81,8 +81,12 @@ def _pushed_fixture(root: Path) -> Result:
     checked = gate.check_range(root, base, "HEAD")
     _git(root, "reset", "-q", "--hard", base)
     return Result(
-        "pre-push (range)", reasons=list(checked.reasons), notes=list(checked.notes),
-        base=checked.merge_base, head=checked.head, changed=checked.changes,
+        "pre-push (range)",
+        reasons=list(checked.reasons),
+        notes=list(checked.notes),
+        base=checked.merge_base,
+        head=checked.head,
+        changed=checked.changes,
     )
 
 
@@ -133,8 +137,10 @@ def _play_all(root: Path, fmt: Format) -> int:
     text = fmt is Format.TEXT
     surprises = 0
     if text:
-        sys.stdout.write("agentgate demo: an agent's patch against a tiny shop (app/pricing/tax.py "
-                         "is imported by app/checkout/session.py; scope: app/pricing, tests)\n\n")
+        sys.stdout.write(
+            "agentgate demo: an agent's patch against a tiny shop (app/pricing/tax.py "
+            "is imported by app/checkout/session.py; scope: app/pricing, tests)\n\n"
+        )
     for step in STEPS:
         result = step.play(root)
         ok = result.verdict is step.expected

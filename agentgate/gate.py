@@ -15,6 +15,7 @@ from pathlib import Path
 from agentgate import agents, gitio, manifest, trust
 from agentgate import config as config_mod
 from agentgate.config import Config
+from agentgate.errors import ConfigError
 from agentgate.model import Change, Commit, Reason, Result, Verdict
 from agentgate.scope import Scope, from_bytes
 
@@ -33,8 +34,9 @@ class RangeCheck:
 
 def config_at(root: Path, rev: str | None) -> Config:
     """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
-    text = gitio.read_text_at(root, rev, config_mod.PYPROJECT) if rev else None
-    return config_mod.load(root, text or "")
+    if rev is None:
+        return config_mod.load(root, "", read=lambda _name: None)
+    return config_mod.load(root, read=lambda name: gitio.read_text_at(root, rev, name))
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
@@ -93,7 +95,10 @@ def _manifest_reasons(
         if not blobs:
             return []
         return [_manifest_missing(config, where)]
-    entries = manifest.parse(listed, where=config.manifest)
+    try:
+        entries = manifest.parse(listed, where=f"{where} {config.manifest}")
+    except ConfigError as exc:
+        return [Reason("fixture-manifest", Verdict.BLOCKED, exc.message, path=config.manifest)]
     contents = gitio.cat_blobs(root, list(blobs.values()))
     actual = {p: manifest.digest(contents[b]) for p, b in blobs.items() if b in contents}
     return [

@@ -85,6 +85,8 @@ def _top_level_packages(root: Path) -> list[str]:
     return sorted(
         p.name
         for p in root.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and p.name not in skip
+        if p.is_dir()
+        and not p.name.startswith(".")
+        and p.name not in skip
         and (p / "__init__.py").exists()
     )

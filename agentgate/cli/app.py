@@ -33,6 +33,13 @@ def guarded(func: Callable[[], int], *, debug: bool) -> int:
     except KeyboardInterrupt:
         _say("agentgate: interrupted")
         return errors.EXIT_INTERRUPTED
+    except OSError as exc:
+        # The machine said no (a folder where a file should be, a full disk): bad input.
+        where = f": {exc.filename}" if exc.filename else ""
+        _say(f"agentgate: {exc.strerror or exc}{where}; fix the path or permissions and retry")
+        if debug:
+            traceback.print_exc()
+        return errors.EXIT_USAGE
     except Exception as exc:
         if debug:
             traceback.print_exc()
@@ -81,6 +88,8 @@ def _run_typer(args: list[str]) -> int:
     except click_exception as exc:
         _say(f"agentgate: {exc.format_message()}")
         return errors.EXIT_USAGE
+    if code == errors.EXIT_INTERRUPTED:
+        _say("agentgate: interrupted")  # typer turns Ctrl-C into a silent exit 130
     return code if isinstance(code, int) else 0
 
 

@@ -1,9 +1,71 @@
-"""CLI commands for the plan area (owned by the plan work; thin: parse, call, print)."""
+"""CLI commands of the planner: ``plan`` (report only) and ``check`` (plan, then run)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from agentgate import gitio
+from agentgate.cli.common import FormatOption, RepoOption, finish
+from agentgate.report import Format
+
+BaseOption = Annotated[
+    str, typer.Option("--base", help="Base of the range (e.g. origin/main): its merge-base "
+                      "with head supplies the rules.")
+]
+HeadOption = Annotated[str, typer.Option("--head", help="Head of the range (default HEAD).")]
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this area's commands to the root app."""
+    app.command("plan")(plan_command)
+    app.command("check")(check_command)
+
+
+def plan_command(
+    base: BaseOption,
+    head: HeadOption = "HEAD",
+    fmt: FormatOption = Format.TEXT,
+    explain: Annotated[
+        str | None,
+        typer.Option("--explain", metavar="PATH",
+                     help="Show the shortest import chain from this test file to a change."),
+    ] = None,
+    repo: RepoOption = Path("."),
+) -> int:
+    """Which tests the range must run, and why; exit code is the verdict."""
+    from agentgate import checkrun
+
+    root = gitio.repo_root(repo)
+    return finish(checkrun.plan(root, base, head, explain=_repo_relative(root, explain)), fmt)
+
+
+def check_command(
+    base: BaseOption,
+    head: HeadOption = "HEAD",
+    fmt: FormatOption = Format.TEXT,
+    shadow: Annotated[
+        bool, typer.Option("--shadow", help="Also run the full suite and report every "
+                           "failure the band did not select.")
+    ] = False,
+    repo: RepoOption = Path("."),
+) -> int:
+    """Plan the range, then run the band (or the full suite) on a clean tree of head."""
+    from agentgate import checkrun
+
+    root = gitio.repo_root(repo)
+    return finish(checkrun.check(root, base, head, shadow=shadow), fmt)
+
+
+def _repo_relative(root: Path, path: str | None) -> str | None:
+    """``--explain`` accepts a path as typed from the current folder, or repo-relative."""
+    if path is None:
+        return None
+    candidate = Path(path)
+    if candidate.exists():
+        try:
+            return candidate.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path
