@@ -121,7 +121,10 @@ def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None =
     data = parse_toml(pyproject_text, where=PYPROJECT)
     tool = data.get("tool", {})
     section = tool.get("agentgate") if isinstance(tool, dict) else None
-    defaults = {"tests": _default_tests(read, data), "sources": _detect_sources(root)}
+    defaults: dict[str, Any] = {
+        "tests": _default_tests(read, data),
+        "sources": _detect_sources(root),
+    }
     if section is None:
         return Config(root=root, **defaults)
     if not isinstance(section, dict):

@@ -8,7 +8,6 @@ exits 1 if any verdict differs from the expected one, so it doubles as a smoke t
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from agentgate import demo_files, gate, gitio, manifest
 from agentgate.config import load
 from agentgate.model import Result, Verdict
 from agentgate.report import Format, emit
+from agentgate.scratch import scratch_dir
 
 AGENT_ENV = {"CLAUDECODE": "1"}
 
@@ -120,17 +120,18 @@ STEPS = (
 
 
 def run(*, keep: bool = False, fmt: Format = Format.TEXT) -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="agentgate-demo-"))
-    try:
+    if keep:
+        root = Path(tempfile.mkdtemp(prefix="agentgate-demo-")) / "shop"
+        root.mkdir()
+        build(root)
+        code = _play_all(root, fmt)
+        sys.stdout.write(f"example repository kept at {root}\n")
+        return code
+    with scratch_dir("agentgate-demo-") as tmp:
         root = tmp / "shop"
         root.mkdir()
         build(root)
         return _play_all(root, fmt)
-    finally:
-        if keep:
-            sys.stdout.write(f"example repository kept at {tmp}\n")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _play_all(root: Path, fmt: Format) -> int:

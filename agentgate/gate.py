@@ -40,7 +40,9 @@ def config_at(root: Path, rev: str | None) -> Config:
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
-    data = gitio.read_at(root, rev, config.scope_file) if rev else None
+    if rev is None:
+        return None
+    data = gitio.read_at(root, rev, config.scope_file)
     return None if data is None else from_bytes(data, where=f"{config.scope_file} at {rev[:10]}")
 
 

@@ -122,7 +122,12 @@ def _interrupt_demo(scratch: Path, cwd: Path) -> subprocess.CompletedProcess[str
         text=True,
     )
     deadline = time.monotonic() + 30
-    while not list(scratch.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
+    # Wait for the demo's own folder: tempfile first probes TMPDIR with a file of its own.
+    while (
+        not list(scratch.glob("agentgate-demo-*"))
+        and time.monotonic() < deadline
+        and proc.poll() is None
+    ):
         time.sleep(0.001)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)

@@ -83,10 +83,10 @@ def _run_typer(args: list[str]) -> int:
         return errors.EXIT_INTERRUPTED
     except usage_error as exc:
         # click's usage errors exit 2, which here means "promote": map them to 64.
-        _say(f"agentgate: {exc.format_message()} (see: {_help_hint(exc)})")
+        _say(f"agentgate: {_message(exc)} (see: {_help_hint(exc)})")
         return errors.EXIT_USAGE
     except click_exception as exc:
-        _say(f"agentgate: {exc.format_message()}")
+        _say(f"agentgate: {_message(exc)}")
         return errors.EXIT_USAGE
     if code == errors.EXIT_INTERRUPTED:
         _say("agentgate: interrupted")  # typer turns Ctrl-C into a silent exit 130
@@ -97,6 +97,11 @@ def _base_named(cls: type, name: str) -> type[Exception]:
     found = next(c for c in cls.__mro__ if c.__name__ == name)
     assert issubclass(found, Exception)
     return found
+
+
+def _message(exc: Exception) -> str:
+    format_message = getattr(exc, "format_message", None)
+    return str(format_message()) if callable(format_message) else str(exc)
 
 
 def _help_hint(exc: Exception) -> str:
