@@ -62,6 +62,7 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
     result.reasons += staged_trust(root, config, changes, head=head, agent=agent)
     result.reasons += _scope_reasons(changes, config, scope_at(root, config, head), result.notes)
     result.reasons += _staged_manifest(root, config, changes)
+    result.reasons += _staged_ledger(root, config, changes)
     if agent:
         result.notes.append(f"agent commit: {agent}")
     return result
@@ -77,6 +78,16 @@ def staged_trust(
         new=lambda p: gitio.read_text_at(root, ":", p),
     )
     return trust.commit_reasons(changes, trusted, config=config, agent=agent, commit=None)
+
+
+def _staged_ledger(root: Path, config: Config, changes: list[Change]) -> list[Reason]:
+    """A commit that touches the freeze ledger must leave it valid (checked only then: the
+    ledger reads JSON and test files, and the commit path must stay instant)."""
+    if not any(trust.under(p, config.ledger) for c in changes for p in c.paths):
+        return []
+    from agentgate import ledger
+
+    return ledger.check(root, config)
 
 
 def _staged_manifest(root: Path, config: Config, changes: list[Change]) -> list[Reason]:

@@ -83,7 +83,8 @@ def markdown(result: Result) -> str:
         ]
         out.append("")
     out += [f"- {_md(n)}" for n in result.notes]
-    out += [f"- {_md(str(line))}" for line in result.extra.get("markdown", [])]
+    # Commands supply whole markdown lines (tables, code fences): emitted as they are.
+    out += [str(line) for line in result.extra.get("markdown", [])]
     return "\n".join(out).rstrip() + "\n"
 
 

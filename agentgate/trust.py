@@ -31,7 +31,7 @@ class TrustChange:
     why: str
 
 
-def _under(path: str, prefix: str) -> bool:
+def under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
@@ -41,7 +41,7 @@ def trust_prefixes(config: Config) -> tuple[str, ...]:
 
 def is_trust_path(path: str, config: Config) -> bool:
     """Whether ``path`` is trust by its name alone (table files need their contents)."""
-    return any(_under(path, p) for p in trust_prefixes(config))
+    return any(under(path, p) for p in trust_prefixes(config))
 
 
 def trust_changes(
@@ -128,7 +128,7 @@ def commit_reasons(
 def _is_fixture_update(trusted: list[TrustChange], others: list[str], config: Config) -> bool:
     """The manifest and only the fixture files it lists may change together (humans only)."""
     only_manifest = all(t.path == config.manifest for t in trusted)
-    fixture_files = all(any(_under(p, f) for f in config.fixtures) for p in others)
+    fixture_files = all(any(under(p, f) for f in config.fixtures) for p in others)
     return only_manifest and fixture_files
 
 

@@ -82,8 +82,10 @@ def _run_typer(args: list[str]) -> int:
         _say("agentgate: interrupted")
         return errors.EXIT_INTERRUPTED
     except usage_error as exc:
-        # click's usage errors exit 2, which here means "promote": map them to 64.
-        _say(f"agentgate: {_message(exc)} (see: {_help_hint(exc)})")
+        # click's usage errors exit 2, which here means "promote": map them to 64. A group
+        # called with no subcommand has printed its help already and says nothing more.
+        if _message(exc).strip():
+            _say(f"agentgate: {_message(exc)} (see: {_help_hint(exc)})")
         return errors.EXIT_USAGE
     except click_exception as exc:
         _say(f"agentgate: {_message(exc)}")
