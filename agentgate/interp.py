@@ -93,7 +93,10 @@ def test_env(
         env["PYTHONHASHSEED"] = str(seed)
     env["PYTHONPATH"] = os.pathsep.join(source_paths(tree, config))
     env["PYTHONNOUSERSITE"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("PYTEST_PLUGINS", None)
+    # The caller's interpreter and pytest settings are not the project's: a startup file, a
+    # safe-path flag or extra addopts would change what runs and what is imported.
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSAFEPATH", "PYTHONSTARTUP",
+                 "PYTHONINSPECT"):
+        env.pop(name, None)
     env.update(extra or {})
     return env

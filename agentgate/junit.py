@@ -1,0 +1,166 @@
+"""One test's outcome in one pytest run, read from the JUnit XML that run wrote.
+
+Outcomes come from the XML, never from the exit code alone: exit 1 means "some test failed",
+not "this one did", and a conftest that does not import exits 4 before any XML exists. The
+exit code only tells a harness failure (no XML, internal error) from a test that simply is not
+there.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# pytest's exit codes (``pytest.ExitCode``), spelled out so this module never imports pytest.
+EXIT_TESTS_FAILED, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_TESTS = 1, 2, 3, 4, 5
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # setup or teardown raised
+    SKIPPED = "skipped"  # skip and xfail
+    NOT_COLLECTED = "not-collected"  # the node does not exist in this tree
+    COLLECTION_ERROR = "collection-error"  # the node's module or a conftest does not import
+    HARNESS_ERROR = "harness-error"  # no XML, pytest internal or usage error, interrupted
+    TIMEOUT = "timeout"  # the run was killed at the per-run limit
+
+    @property
+    def failing(self) -> bool:
+        """The test ran and did not pass: the outcome a flake shows."""
+        return self in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT)
+
+    @property
+    def ran(self) -> bool:
+        """The test was collected and executed (passing, failing, or skipped by itself)."""
+        return self in (Outcome.PASSED, Outcome.SKIPPED) or self.failing
+
+    @property
+    def broken(self) -> bool:
+        """The tree could not run the test at all."""
+        return self in (Outcome.COLLECTION_ERROR, Outcome.HARNESS_ERROR)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One ``<testcase>`` element: pytest writes a second one for a teardown error."""
+
+    classname: str
+    name: str
+    outcome: Outcome
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    outcome: Outcome
+    detail: str = ""  # the failure message's first line, or why the harness failed
+
+
+_COLLECTION_FAILURE = "collection failure"
+# Worst first: a failing parameter or a teardown error decides the node's outcome.
+_PRIORITY = (
+    Outcome.COLLECTION_ERROR, Outcome.FAILED, Outcome.ERROR, Outcome.PASSED, Outcome.SKIPPED
+)
+
+
+def normalise_nodeid(nodeid: str) -> str:
+    text = nodeid.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return text
+
+
+def junit_address(nodeid: str) -> tuple[str, str]:
+    """(classname, name) as pytest's junitxml ``mangle_test_address`` writes them."""
+    path, bracket, params = normalise_nodeid(nodeid).partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def parse_cases(xml_text: str) -> list[Case]:
+    """Every testcase in a pytest JUnit XML document; ValueError when it does not parse."""
+    try:
+        tree = ET.fromstring(xml_text)  # local file pytest itself just wrote
+    except ET.ParseError as exc:
+        raise ValueError(f"JUnit XML does not parse: {exc}") from None
+    return [_case(el) for el in tree.iter("testcase")]
+
+
+def _case(el: ET.Element) -> Case:
+    classname, name = el.get("classname", ""), el.get("name", "")
+    for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
+        child = el.find(tag)
+        if child is not None:
+            message = child.get("message", "")
+            if tag == "error" and message == _COLLECTION_FAILURE:
+                outcome = Outcome.COLLECTION_ERROR
+            return Case(classname, name, outcome, _first_line(message or child.text or ""))
+    skipped = el.find("skipped")
+    if skipped is not None:
+        return Case(classname, name, Outcome.SKIPPED, _first_line(skipped.get("message", "")))
+    return Case(classname, name, Outcome.PASSED)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:200] if lines else ""
+
+
+def cases_for(cases: list[Case], nodeid: str) -> list[Case]:
+    """The testcases of one node id; a parametrised function's id matches all its cases."""
+    classname, name = junit_address(nodeid)
+    has_params = "[" in name
+    return [
+        c
+        for c in cases
+        if c.classname == classname
+        and (c.name == name or (not has_params and c.name.startswith(name + "[")))
+    ]
+
+
+def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
+    """The node's outcome from a parsed report and pytest's exit code."""
+    mine = cases_for(cases, nodeid)
+    if mine:
+        worst = min(mine, key=lambda c: _PRIORITY.index(c.outcome))
+        return RunOutcome(worst.outcome, worst.message)
+    broken = [c for c in cases if c.outcome is Outcome.COLLECTION_ERROR]
+    if broken:
+        return RunOutcome(Outcome.COLLECTION_ERROR, f"{broken[0].name}: {broken[0].message}")
+    if returncode in (0, EXIT_TESTS_FAILED, EXIT_USAGE, EXIT_NO_TESTS):
+        # 4 is also "not found: ...", which pytest reports after writing an empty XML.
+        return RunOutcome(Outcome.NOT_COLLECTED, "pytest collected no test with this id")
+    return RunOutcome(Outcome.HARNESS_ERROR, f"pytest exited {returncode} without reporting it")
+
+
+def read_outcome(xml_path: Path, nodeid: str, returncode: int, stderr: str = "") -> RunOutcome:
+    """The node's outcome in one finished run: HARNESS_ERROR when pytest wrote no usable XML."""
+    why = _last_line(stderr)
+    if returncode == EXIT_INTERNAL:
+        return RunOutcome(Outcome.HARNESS_ERROR, f"pytest internal error: {why}")
+    try:
+        text = xml_path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return RunOutcome(Outcome.HARNESS_ERROR, f"pytest exited {returncode}, no XML: {why}")
+    try:
+        cases = parse_cases(text)
+    except ValueError as exc:
+        return RunOutcome(Outcome.HARNESS_ERROR, str(exc))
+    result = outcome_of(cases, nodeid, returncode)
+    if result.outcome is Outcome.HARNESS_ERROR and why:
+        return RunOutcome(result.outcome, f"{result.detail}: {why}")
+    return result
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip()[:200] if lines else ""
