@@ -46,17 +46,3 @@ def from_commit(commit: Commit, patterns: AgentPatterns) -> str | None:
     return from_identities([commit.author, commit.committer], patterns) or from_trailers(
         commit.trailers, patterns
     )
-
-
-def parse_trailers(message: str) -> list[tuple[str, str]]:
-    """Trailers of a message not yet committed (the commit-msg hook): the last paragraph's
-    ``Key: value`` lines, as ``git interpret-trailers`` reads them."""
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    if len(paragraphs) < 2:
-        return []
-    found = []
-    for line in paragraphs[-1].splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and " " not in key.strip():
-            found.append((key.strip(), value.strip()))
-    return found

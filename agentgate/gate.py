@@ -15,7 +15,7 @@ from pathlib import Path
 from agentgate import agents, gitio, manifest, trust
 from agentgate import config as config_mod
 from agentgate.config import Config
-from agentgate.errors import ConfigError
+from agentgate.errors import ConfigError, GitError
 from agentgate.model import Change, Commit, Reason, Result, Verdict
 from agentgate.scope import Scope, from_bytes
 
@@ -77,7 +77,9 @@ def staged_trust(
         old=lambda p: gitio.read_text_at(root, head, p) if head else None,
         new=lambda p: gitio.read_text_at(root, ":", p),
     )
-    return trust.commit_reasons(changes, trusted, config=config, agent=agent, commit=None)
+    return trust.commit_reasons(
+        changes, trusted, config=config, agent=agent, commit=None, root_commit=head is None
+    )
 
 
 def _staged_ledger(root: Path, config: Config, changes: list[Change]) -> list[Reason]:
@@ -168,6 +170,12 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
     base's scope and fixture manifest. ``base=None`` checks head's whole history (a first
     push with nothing to compare against)."""
     head_sha = gitio.resolve(root, head, what="head revision")
+    if base is None and gitio.is_shallow(root):
+        # The oldest fetched commit would look like it adds the whole tree.
+        raise GitError(
+            "nothing to compare against in a shallow clone; fetch full history "
+            "(git fetch --unshallow, or actions/checkout with fetch-depth: 0) and retry"
+        )
     if base is None:
         base_sha = mb = gitio.empty_tree(root)
         config, scope_rev, changes = (
@@ -199,7 +207,14 @@ def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
         new=lambda p: gitio.read_text_at(root, commit.sha, p),
     )
     agent = agents.from_commit(commit, config.agents)
-    return trust.commit_reasons(changes, trusted, config=config, agent=agent, commit=commit.sha)
+    return trust.commit_reasons(
+        changes,
+        trusted,
+        config=config,
+        agent=agent,
+        commit=commit.sha,
+        root_commit=not commit.parents,
+    )
 
 
 def _range_fixtures(

@@ -3,8 +3,7 @@
 Porcelain that the commit-time hook needs (staged changes, file contents) goes through one
 subprocess helper, ``run``, parsing ``-z`` output so paths with spaces, newlines or
 non-UTF-8 bytes survive; paths are decoded with ``os.fsdecode`` (surrogateescape) and so
-round-trip back into git unchanged. Commit metadata comes from GitPython, imported lazily
-because ``import git`` runs ``git version`` and costs ~0.2 s on the commit path.
+round-trip back into git unchanged.
 """
 
 from __future__ import annotations
@@ -273,31 +272,50 @@ def is_clean(root: Path) -> bool:
     return run(root, "status", "--porcelain", "-z", "--untracked-files=normal") == b""
 
 
-# --- commits (GitPython) ------------------------------------------------------------------
+# --- commits ----------------------------------------------------------------------------
+
+# One record a commit, fields NUL-separated (a message cannot hold NUL): sha, parents,
+# author, committer, trailers (unfolded "Key: value" lines), message. Read with git itself,
+# not GitPython: GitPython cannot parse SHA-256 object ids, and this is one process.
+_LOG_FORMAT = "%H%x00%P%x00%an <%ae>%x00%cn <%ce>%x00%(trailers:only,unfold)%x00%B"
+_LOG_FIELDS = 6
 
 
 def commits_in_range(root: Path, base: str | None, head: str) -> list[Commit]:
     """Commits reachable from head and not from base, oldest first; all of head's if no base."""
-    import git  # lazy: see module docstring
+    spec = [head] if base is None else [head, "--not", base]
+    out = run(root, "log", "-z", "--reverse", f"--format={_LOG_FORMAT}", *spec, "--")
+    fields = os.fsdecode(out).split("\0")
+    commits = []
+    for i in range(0, len(fields) - _LOG_FIELDS + 1, _LOG_FIELDS):
+        sha, parents, author, committer, trailers, message = fields[i : i + _LOG_FIELDS]
+        commits.append(
+            Commit(
+                sha=sha,
+                parents=tuple(parents.split()),
+                author=author,
+                committer=committer,
+                message=message,
+                trailers=parse_trailer_lines(trailers),
+            )
+        )
+    return commits
 
-    spec = head if base is None else f"{base}..{head}"
-    with git.Repo(root) as repo:
-        return [_commit(c) for c in reversed(list(repo.iter_commits(spec)))]
+
+def parse_trailer_lines(text: str) -> tuple[tuple[str, str], ...]:
+    found = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            found.append((key.strip(), value.strip()))
+    return tuple(found)
 
 
-def _commit(c: object) -> Commit:
-    import git
-
-    assert isinstance(c, git.Commit)
-    message = c.message if isinstance(c.message, str) else c.message.decode("utf-8", "replace")
-    return Commit(
-        sha=c.hexsha,
-        parents=tuple(p.hexsha for p in c.parents),
-        author=f"{c.author.name} <{c.author.email}>",
-        committer=f"{c.committer.name} <{c.committer.email}>",
-        message=message,
-        trailers=tuple((k, v) for k, v in c.trailers_list),
-    )
+def message_trailers(root: Path, message_file: Path) -> tuple[tuple[str, str], ...]:
+    """Trailers of a message not yet committed (commit-msg hook), read the way git reads them:
+    its comment lines and the ``>8`` scissors block (``git commit -v``) are not the message."""
+    out = run(root, "interpret-trailers", "--parse", os.fspath(message_file))
+    return parse_trailer_lines(os.fsdecode(out))
 
 
 def current_identity(root: Path) -> list[str]:

@@ -111,16 +111,19 @@ def commit_reasons(
     config: Config,
     agent: str | None,
     commit: str | None,
+    root_commit: bool = False,
 ) -> list[Reason]:
-    """Rules (a) and (b) for one commit's change set."""
+    """Rules (a) and (b) for one commit's change set.
+
+    A repository's first commit creates its trust files together with its code: there is no
+    boundary before it to widen, so rule (a) does not apply to it. Rule (b) still does.
+    """
     if not trusted:
         return []
     trust_paths = {t.path for t in trusted}
     others = [p for c in changes for p in c.paths if p not in trust_paths]
-    if not _is_fixture_update(trusted, others, config):
-        others_reason = _mixed(trusted, others, commit)
-    else:
-        others_reason = []
+    mixed_ok = root_commit or _is_fixture_update(trusted, others, config)
+    others_reason = [] if mixed_ok else _mixed(trusted, others, commit)
     agent_reason = _agent(trusted, agent, commit) if agent else []
     return agent_reason + others_reason
 

@@ -229,3 +229,37 @@ def test_extra_identity_patterns_from_config(trusted: GitRepo) -> None:
     trusted.write(".agentgate/scope", "app\n")
     sha = trusted.commit("edit", author="Robo", email="robot@corp.example")
     assert [r.code for r in gate.check_range(trusted.path, base, sha).reasons] == ["trust-agent"]
+
+
+def test_first_commit_may_create_trust_files_with_code(repo: GitRepo) -> None:
+    repo.files({"pyproject.toml": PYPROJECT, "app/x.py": "x = 1\n", ".agentgate/scope": "app\n"})
+    repo.add()
+    assert gate.check_staged(repo.path, {}).reasons == []
+    # ...but not by an agent.
+    codes = {r.code for r in gate.check_staged(repo.path, {"CLAUDECODE": "1"}).reasons}
+    assert codes == {"trust-agent"}
+    sha = repo.commit("initial")
+    checked = gate.check_range(repo.path, None, sha)
+    assert [r.code for r in checked.reasons] == []
+
+
+def test_sha256_repository_commits_are_read(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "sha256"
+    import subprocess
+
+    subprocess.run(
+        ["git", "init", "-q", "--object-format=sha256", "-b", "main", str(path)], check=True
+    )
+    repo = GitRepo(path)
+    repo.write("a.py", "a = 1\n")
+    base = repo.commit("base")
+    repo.files({".agentgate/scope": "a.py\n", "a.py": "a = 2\n"})
+    bad = repo.commit("mixed\n\nCo-authored-by: Claude <noreply@anthropic.com>")
+    assert len(bad) == 64
+    checked = gate.check_range(repo.path, base, bad)
+    assert {(r.code, r.commit) for r in checked.reasons} == {
+        ("trust-mixed", bad),
+        ("trust-agent", bad),
+    }
