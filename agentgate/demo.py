@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentgate import demo_files, gate, gitio, manifest
+from agentgate import demo_files, gate, gitio, interp, manifest
 from agentgate.config import load
 from agentgate.model import Result, Verdict
 from agentgate.report import Format, emit
@@ -90,6 +90,30 @@ def _pushed_fixture(root: Path) -> Result:
     )
 
 
+def _planned_push(root: Path) -> Result:
+    """The point of it all: the agent ran its own new test; the plan finds the rest."""
+    from agentgate import checkrun
+
+    base = gitio.resolve(root, "HEAD")
+    _stage(root, demo_files.IN_SCOPE)
+    _git(root, "commit", "-q", "-m", "zero-rated tax, tested", env=AGENT_ENV)
+    if _has_pytest(root):
+        result = checkrun.check(root, base, "HEAD")
+    else:
+        result = checkrun.plan(root, base, "HEAD")
+        result.notes.append("pytest is not installed for this interpreter: planned, not run")
+    _git(root, "reset", "-q", "--hard", base)
+    if "tests/test_session.py" not in result.extra.get("tests", []):
+        result.forced = Verdict.FAILED  # the demo's own expectation: the chain must be found
+    return result
+
+
+def _has_pytest(root: Path) -> bool:
+    python = interp.project_python(root, load(root))
+    probe = subprocess.run([python, "-c", "import pytest"], capture_output=True)
+    return probe.returncode == 0
+
+
 STEPS = (
     Step(
         "1. The agent widens its own scope and edits checkout code in the same commit",
@@ -115,6 +139,11 @@ STEPS = (
         "5. The agent edits app/pricing/tax.py and adds tests/test_tax_case_7.py (in scope)",
         Verdict.SCOPED,
         _commit_check(demo_files.IN_SCOPE),
+    ),
+    Step(
+        "6. ...pushed: the band adds tests/test_session.py (checkout imports pricing) and runs",
+        Verdict.SCOPED,
+        _planned_push,
     ),
 )
 

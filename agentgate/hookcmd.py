@@ -1,7 +1,7 @@
 """What the hooks call: ``agentgate hook pre-commit | commit-msg | pre-push``.
 
-The pre-commit and commit-msg paths import neither typer, rich nor GitPython: they run on
-every commit and must feel instant.
+The pre-commit and commit-msg paths import neither typer nor rich: they run on every commit
+and must feel instant.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgate import agents, gate, gitio
-from agentgate.errors import AgentgateError
-from agentgate.model import Reason, Result, Verdict, worst
+from agentgate.errors import AgentgateError, GitError
+from agentgate.model import Result, worst
 from agentgate.report import Format, emit
 
 
@@ -51,10 +51,10 @@ def commit_msg(args: list[str]) -> int:
     if not files:
         raise AgentgateError("hook commit-msg needs the message file git passes to the hook")
     root = gitio.repo_root(Path.cwd())
-    message = Path(files[0]).read_text(encoding="utf-8", errors="replace")
     head = gitio.head_sha(root)
     config = gate.config_at(root, head)
-    agent = agents.from_trailers(agents.parse_trailers(message), config.agents)
+    trailers = gitio.message_trailers(root, Path(files[0]))
+    agent = agents.from_trailers(trailers, config.agents)
     result = Result(command="hook commit-msg", head=head)
     if agent:
         changes = gitio.staged_changes(root)
@@ -133,10 +133,15 @@ def _base_branch_fallback(root: Path, head: str, remote: str | None) -> tuple[st
     """A new branch is compared against its merge-base with the base branch."""
     config = gate.config_at(root, gitio.head_sha(root))
     for candidate in _base_candidates(config.base_branch, remote):
-        if gitio.ref_exists(root, candidate):
-            sha = gitio.resolve(root, candidate)
-            if sha != gitio.resolve(root, head) and gitio.ok(root, "merge-base", sha, head):
-                return candidate, f"new branch: compared against its merge-base with {candidate}"
+        if not gitio.ref_exists(root, candidate):
+            continue
+        if gitio.ok(root, "merge-base", candidate, head):
+            return candidate, f"new branch: compared against its merge-base with {candidate}"
+        if gitio.is_shallow(root):
+            raise GitError(
+                f"no merge-base with {candidate} in this shallow clone; fetch full history "
+                "(git fetch --unshallow) and push again"
+            )
     return None, "no base branch to compare against: every commit of the branch is checked"
 
 
@@ -173,20 +178,12 @@ def pre_push(
 
 
 def check_push(root: Path, push: PushRange) -> Result:
-    """Every pushed commit against the trust boundary; the range against scope and fixtures."""
-    checked = gate.check_range(root, push.base, push.head)
-    result = Result(
-        command=f"hook pre-push {push.label}",
-        base=checked.merge_base if push.base else None,
-        head=checked.head,
-        changed=checked.changes,
-        reasons=list(checked.reasons),
-        notes=list(checked.notes),
-    )
+    """Every pushed commit against the trust boundary, then the planned band on the pushed
+    code (the full suite when promoted or when there is nothing to compare against)."""
+    from agentgate import checkrun  # the push path may pay for the planner and the band
+
+    result = checkrun.check(root, push.base, push.head)
+    result.command = f"hook pre-push {push.label}"
     if push.note:
         result.notes.insert(0, push.note)
-    if push.base is None:
-        result.reasons.append(
-            Reason("no-base", Verdict.PROMOTE, "nothing to compare against: full suite required")
-        )
     return result

@@ -106,7 +106,10 @@ def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
     proc = run_agentgate("demo", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     verdicts = [line.split(",")[0].strip() for line in proc.stdout.splitlines() if "->" in line]
-    assert verdicts == ["-> blocked", "-> scope-escape", "-> blocked", "-> blocked", "-> scoped"]
+    assert verdicts == [
+        "-> blocked", "-> scope-escape", "-> blocked", "-> blocked", "-> scoped", "-> scoped"
+    ]
+    assert "tests/test_session.py -> app/checkout/session.py -> app/pricing/tax.py" in proc.stdout
     assert "UNEXPECTED" not in proc.stdout
     assert list(scratch.iterdir()) == []
 

@@ -1,0 +1,205 @@
+"""The exact pass over one syntax tree: import statements, and the imports grimp cannot see.
+
+``importlib.import_module("literal")`` (with a literal, ``__package__`` or ``__name__``
+``package=`` for a relative name) and ``__import__("literal", ..., fromlist, level)`` are
+imports like any other. Anything else done with those two functions -- a computed name, a
+computed package or fromlist, ``*args``, passing the function around -- is a
+``dynamic-import`` escalation: the graph cannot tell what it loads. Only names bound from
+``importlib`` / ``builtins`` count, so a project's own ``import_module`` helper (sympy has
+one) is an ordinary function.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+Escalations = list[tuple[str, str]]
+
+
+def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escalations]:
+    """Raw import records (see imports_scan) and escalations of one parsed file; with
+    ``dynamic=False`` (a lone import statement) only the statements.
+
+    One pre-order walk (a call comes before the name it calls): aliases such as
+    ``from importlib import import_module as load`` may come after their use, so calls and
+    references are collected first and judged once every binding is known.
+    """
+    imports: list[str] = []
+    names = _Bindings()
+    calls: list[ast.Call] = []
+    refs: list[ast.expr] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            imports.extend(alias.name for alias in node.names)
+            names.note_import(node)
+            continue
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            imports.append(f"{'.' * node.level}{module}:{','.join(a.name for a in node.names)}")
+            names.note_from(node)
+            continue
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Name | ast.Attribute):
+            refs.append(node)
+        for child in ast.iter_child_nodes(node):
+            stack.append(child)
+    escalations: Escalations = []
+    if dynamic:
+        _dynamic(calls, refs, names, imports, escalations)
+    return imports, escalations
+
+
+@dataclass
+class _Bindings:
+    """Local names that mean importlib, builtins, import_module or __import__."""
+
+    importlib: set[str] = field(default_factory=set)
+    builtins: set[str] = field(default_factory=set)
+    import_module: set[str] = field(default_factory=set)
+    dunder: set[str] = field(default_factory=lambda: {"__import__"})
+
+    def note_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            top = alias.name.split(".", 1)[0]
+            if alias.asname is None and top in ("importlib", "builtins"):
+                self._modules(top).add(top)  # ``import importlib.util`` binds importlib
+            elif alias.name in ("importlib", "builtins") and alias.asname:
+                self._modules(alias.name).add(alias.asname)
+
+    def note_from(self, node: ast.ImportFrom) -> None:
+        if node.level or node.module not in ("importlib", "builtins"):
+            return
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if alias.name == "import_module" and node.module == "importlib":
+                self.import_module.add(local)
+            elif alias.name == "__import__":
+                self.dunder.add(local)
+
+    def _modules(self, name: str) -> set[str]:
+        return self.importlib if name == "importlib" else self.builtins
+
+    def kind(self, node: ast.AST) -> str | None:
+        """"import_module" or "__import__" when ``node`` names one of them."""
+        if isinstance(node, ast.Name):
+            if node.id in self.import_module:
+                return "import_module"
+            return "__import__" if node.id in self.dunder else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = node.value.id
+            if node.attr == "import_module" and owner in self.importlib:
+                return "import_module"
+            if node.attr == "__import__" and owner in self.importlib | self.builtins:
+                return "__import__"
+        return None
+
+
+def _dynamic(
+    calls: list[ast.Call],
+    refs: list[ast.expr],
+    names: _Bindings,
+    imports: list[str],
+    out: Escalations,
+) -> None:
+    called: set[int] = set()
+    for call in calls:
+        kind = names.kind(call.func)
+        if kind is None:
+            continue
+        called.add(id(call.func))
+        record = _import_module(call) if kind == "import_module" else _dunder_import(call)
+        if isinstance(record, str):
+            imports.append(record)
+        else:
+            out.append(record)
+    for ref in refs:
+        if id(ref) not in called and (kind := names.kind(ref)):
+            line = getattr(ref, "lineno", 0)
+            out.append(("dynamic-import", f"{_label(kind)} used indirectly at line {line}"))
+
+
+def _label(kind: str) -> str:
+    return "importlib.import_module" if kind == "import_module" else "__import__"
+
+
+def _arg(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def _unpacked(call: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
+def _computed(call: ast.Call, kind: str, what: str, expr: ast.AST | None) -> tuple[str, str]:
+    shown = ast.unparse(expr) if expr is not None else "*args"
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    detail = f"{_label(kind)}({shown}) with a computed {what} at line {call.lineno}"
+    return "dynamic-import", detail
+
+
+def _literal(expr: ast.expr | None) -> str | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    return None
+
+
+def _import_module(call: ast.Call) -> str | tuple[str, str]:
+    name_expr, package_expr = _arg(call, 0, "name"), _arg(call, 1, "package")
+    name = _literal(name_expr)
+    if _unpacked(call) or name is None:
+        return _computed(call, "import_module", "name", name_expr)
+    if not name.startswith("."):
+        return name
+    level = len(name) - len(name.lstrip("."))
+    rest = name[level:]
+    own = ast.unparse(package_expr) if package_expr is not None else ""
+    if own in ("__package__", "__spec__.parent", "__name__"):
+        # relative to the module's package, or (``__name__``) to the module itself
+        return ("@" if own == "__name__" else "") + "." * level + rest
+    package = _literal(package_expr)
+    if package is None:
+        return _computed(call, "import_module", "package", package_expr)
+    bits = package.rsplit(".", level - 1)
+    if not package or len(bits) < level:
+        where = f"import_module({name!r}, {package!r})"
+        return "unresolved-import", f"{where} goes above its package at line {call.lineno}"
+    return f"{bits[0]}.{rest}" if rest else bits[0]
+
+
+def _dunder_import(call: ast.Call) -> str | tuple[str, str]:
+    name_expr = _arg(call, 0, "name")
+    name = _literal(name_expr)
+    if _unpacked(call) or name is None:
+        return _computed(call, "__import__", "name", name_expr)
+    fromlist_expr, level_expr = _arg(call, 3, "fromlist"), _arg(call, 4, "level")
+    fromlist = _literal_strings(fromlist_expr)
+    if fromlist is None:
+        return _computed(call, "__import__", "fromlist", fromlist_expr)
+    level = 0 if level_expr is None else _literal_int(level_expr)
+    if level is None:
+        return _computed(call, "__import__", "level", level_expr)
+    record = "." * level + name
+    return f"{record}:{','.join(fromlist)}" if fromlist else record
+
+
+def _literal_strings(expr: ast.expr | None) -> list[str] | None:
+    if expr is None or (isinstance(expr, ast.Constant) and expr.value is None):
+        return []
+    if not isinstance(expr, ast.List | ast.Tuple):
+        return None
+    values = [_literal(element) for element in expr.elts]
+    return None if any(v is None for v in values) else [v for v in values if v]
+
+
+def _literal_int(expr: ast.expr) -> int | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value >= 0:
+        return expr.value
+    return None

@@ -1,0 +1,167 @@
+"""The import graph's cache under ``.git/agentgate/graph``: compact, versioned, never trusted.
+
+Two kinds of file, each a marshal payload behind a one-line header naming the format
+version, the interpreter (marshal's format is the interpreter's), the payload's length and
+its SHA-256:
+
+- ``imports.bin``, read by every build: the assembled graph of the last build -- each
+  module's edges and each name's importers marshalled on their own, so a caller decodes only
+  what it touches -- and, per path, the blob it came from;
+- ``blobs-*.bin`` segments, read only when a path needs resolving again without its blob
+  being new (a moved file, a new top-level package): per blob, the raw imports and
+  escalations. A build appends one small segment for the blobs it read; many segments are
+  compacted into one.
+
+A file that is missing, truncated, from another version or interpreter, or whose checksum
+or shape is wrong is ignored (and rebuilt), never repaired. Every write goes to a temporary
+file renamed into place, so a reader sees a whole old file or a whole new one.
+marshal is not hardened against hostile input: the checksum catches corruption, and anyone
+who can write into ``.git`` can already replace the hooks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+VERSION = 5
+FILE_NAME = "imports.bin"
+SEGMENTS = "blobs-*.bin"
+COMPACT_AT = 8  # segments
+_MAGIC = b"agentgate-graph"
+_TAG = f"{sys.implementation.cache_tag}-m{marshal.version}".encode()
+# The hot payload: key -> the container type it must have (contents are the builder's).
+HOT_SHAPE: dict[str, type] = {
+    "context": tuple,  # what resolution depended on: schema, roots
+    "tops": frozenset,  # top-level names, which decide what counts as internal
+    "blobs": dict,  # path -> blob of every Python file
+    "names": dict,  # path -> module name of every Python file
+    "modules": dict,  # module -> path
+    "imports": dict,  # module -> marshalled frozenset of edges, expansions included
+    "importers": dict,  # name -> marshalled sorted tuple of the modules importing it
+    "expand": dict,  # path -> (edges, probes, stars) for paths whose edges depend on others
+    "escalations": dict,  # path -> ((code, detail), ...)
+    "links": dict,  # symlink path -> (blob, target)
+    "stored": str,  # "\n"-delimited blob ids the segments hold (as far as this writer knows)
+}
+# blob -> (raw imports, escalations)
+BlobRecord = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+class _Bad(Exception):
+    pass
+
+
+@dataclass
+class Cache:
+    directory: Path
+    hot: dict[str, Any] = field(default_factory=dict)
+    status: str = "cold"  # "warm", "cold", or "rebuilt: why"
+    segments: list[Path] = field(default_factory=list)
+    _blobs: dict[str, BlobRecord] | None = None
+
+    def blobs(self) -> dict[str, BlobRecord]:
+        """Raw records by blob id from every readable segment, decoded on first use."""
+        if self._blobs is None:
+            self._blobs = {}
+            for segment in self.segments:
+                self._blobs.update(_read_segment(segment))
+        return self._blobs
+
+
+def load(directory: Path) -> Cache:
+    """The hot part of the cache (segments are only listed, and read if a build needs them)."""
+    segments = sorted(directory.glob(SEGMENTS)) if directory.is_dir() else []
+    try:
+        payload = _read(directory / FILE_NAME)
+    except FileNotFoundError:
+        return Cache(directory, segments=segments)
+    except OSError as exc:
+        return Cache(directory, status=f"rebuilt: unreadable ({exc.strerror})",
+                     segments=segments)
+    except _Bad as exc:
+        return Cache(directory, status=f"rebuilt: {exc}", segments=segments)
+    if not isinstance(payload, dict) or payload.keys() != HOT_SHAPE.keys() or not all(
+        type(payload[k]) is t for k, t in HOT_SHAPE.items()
+    ):
+        return Cache(directory, status="rebuilt: corrupt", segments=segments)
+    return Cache(directory, payload, "warm", segments)
+
+
+def _read(path: Path) -> Any:
+    with path.open("rb") as file:
+        header = file.readline(1000)
+        length, checksum = _header(header)
+        data = file.read(length + 1)
+    if len(data) != length or _sum(data) != checksum:
+        raise _Bad("corrupt")
+    try:
+        return marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        raise _Bad("corrupt") from None
+
+
+def _header(line: bytes) -> tuple[int, bytes]:
+    fields = line.rstrip(b"\n").split(b" ")
+    if not line.endswith(b"\n") or len(fields) != 5 or fields[0] != _MAGIC:
+        raise _Bad("not a graph cache")
+    if fields[1] != str(VERSION).encode() or fields[2] != _TAG:
+        raise _Bad("from another version")
+    try:
+        return int(fields[3]), fields[4]
+    except ValueError:
+        raise _Bad("corrupt header") from None
+
+
+def _read_segment(path: Path) -> dict[str, BlobRecord]:
+    try:
+        blobs = _read(path)
+    except (OSError, _Bad):
+        return {}  # gone (compacted by another build) or damaged: those blobs are read again
+    return blobs if isinstance(blobs, dict) else {}  # records are checked when used
+
+
+def _sum(data: bytes) -> bytes:
+    return hashlib.sha256(data).hexdigest().encode()
+
+
+def save(cache: Cache, hot: Mapping[str, Any], new_blobs: Mapping[str, BlobRecord],
+         compacted: Mapping[str, BlobRecord] | None = None) -> None:
+    """Write the hot part and the new blobs; ``compacted`` replaces every old segment. A
+    cache that cannot be written (read-only git dir, full disk) only makes the next build
+    slower, so write errors are dropped."""
+    with contextlib.suppress(OSError):
+        cache.directory.mkdir(parents=True, exist_ok=True)
+        _write(cache.directory, FILE_NAME, dict(hot))
+        if compacted is not None:
+            _write(cache.directory, None, dict(compacted))
+            for old in cache.segments:
+                old.unlink(missing_ok=True)
+        elif new_blobs:
+            _write(cache.directory, None, dict(new_blobs))
+
+
+def _write(directory: Path, name: str | None, payload: dict[str, Any]) -> None:
+    data = marshal.dumps(payload)
+    header = b" ".join([_MAGIC, str(VERSION).encode(), _TAG, b"%d" % len(data), _sum(data)])
+    fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(header + b"\n" + data)
+        if name is None:  # a new segment: a fresh unique name
+            name = f"blobs-{os.urandom(8).hex()}.bin"
+        tmp.replace(directory / name)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

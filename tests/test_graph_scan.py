@@ -1,0 +1,191 @@
+"""The per-file import scanner: grimp's fast path must say exactly what ``ast`` says."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from agentgate import imports_scan
+from agentgate.graph_grimp import ImportLine
+from agentgate.imports_scan import FileScan, scan_sources
+
+# Sources whose import statements are awkward to re-read from a line number.
+TRICKY = {
+    "plain": "import os\nimport a.b.c as d, e\n",
+    "from": "from a.b import c, d as e  # comment\nfrom . import x\nfrom ..p.q import r\n",
+    "parens": "from a import (\n    b,  # why\n    c,\n)\n",
+    "backslash": "from a \\\n    import b, \\\n    c\nimport d, \\\n    e\n",
+    "semicolons": "import a; import b\nx = 1; from c import d; import e\n",
+    "compound": "try: import a\nexcept ImportError: import b\nif TYPE_CHECKING: from c import d\n",
+    "nested": "def f():\n    import a\n    class K:\n        from b import c\n",
+    "strings": 's = "import fake"; import real\nt = """\nimport hidden\n"""\nimport after\n',
+    "keyword_in_from": "from importer import import_thing\nfrom fromage import x\n",
+    "yield_from": "def g():\n    yield from h()\n    import a\n",
+    "raise_from": "try:\n    pass\nexcept E as e: raise F from e\nimport b\n",
+    "star": "from a.b import *\nfrom . import *\n",
+    "crlf": "import a\r\nfrom b import (\r\n  c)\r\n",
+    "unicode": "import m\u00e9tier\nfrom caf\u00e9 import na\u00efve\n",
+    "formfeed": "import a\n\x0c\nfrom b import (c,\n d)\n",
+    "future": "from __future__ import annotations\nimport a\n",
+    "empty": "",
+    "no_imports": "x = 1\n",
+    "indented_first_comment": "    # comment\nimport a\n",
+    "dotted_spaces": "import a . b\nfrom . c import d\nfrom .import e\n",
+    "match": "match x:\n    case 1:\n        import a\n",
+    "long_relative": "from ....deep import x\n",
+    "keyword_in_comment": "x = 1; import a  # import b, from c import d\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    imports_scan.STATS.reset()
+    # these sources are tiny: without this they would all skip grimp as a small batch
+    monkeypatch.setattr(imports_scan, "_SMALL_BATCH", 0)
+
+
+def test_a_small_batch_skips_grimp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(imports_scan, "_SMALL_BATCH", 1000)
+    assert scan_sources({"k": b"import a\n"})["k"] == FileScan(("a",))
+    assert (imports_scan.STATS.grimp, imports_scan.STATS.ast) == (0, 1)
+
+
+def test_fast_path_agrees_with_ast_on_awkward_sources() -> None:
+    sources = {k: v.encode() for k, v in TRICKY.items()}
+    fast = scan_sources(sources)
+    assert imports_scan.STATS.grimp == len(TRICKY), "a source left the fast path"
+    for key, text in TRICKY.items():
+        exact = imports_scan._scan_ast(text)
+        assert fast[key] == exact, key
+
+
+def test_fast_path_falls_back_to_ast_when_grimp_disagrees() -> None:
+    """If grimp saw other top-level names on a line than the re-read statement has, the
+    re-reading is wrong somewhere: the file goes through ast instead."""
+    text = "import a\n"
+    agreed = {1: ImportLine("import a", frozenset({"a"}))}
+    disagreed = {1: ImportLine("import a", frozenset({"a", "b"}))}
+    assert imports_scan._from_lines(text, agreed) == FileScan(("a",))
+    assert imports_scan._from_lines(text, disagreed) is None
+    missed = {1: ImportLine("import a", frozenset({"a"})), 2: ImportLine("", frozenset({"c"}))}
+    assert imports_scan._from_lines(text, missed) is None
+
+
+def test_scan_keeps_full_names_grimp_would_drop() -> None:
+    scan = scan_sources({"k": b"from app.pricing import gone\nimport app.x.y.missing\n"})["k"]
+    assert scan == FileScan(("app.pricing:gone", "app.x.y.missing"))
+    assert imports_scan.STATS.grimp == 1
+
+
+def test_syntax_error_escalates_and_the_rest_of_the_batch_is_scanned() -> None:
+    scans = scan_sources({"bad": b"def f(:\n    pass\n", "good": b"import a\n"})
+    assert scans["bad"].imports == ()
+    assert scans["bad"].escalations[0][0] == "syntax-error"
+    assert "line 1" in scans["bad"].escalations[0][1]
+    assert scans["good"] == FileScan(("a",))
+
+
+def test_not_utf8_escalates() -> None:
+    scan = scan_sources({"k": b"import a\nname = '\xe9'\n"})["k"]
+    assert scan.imports == ()
+    assert scan.escalations[0][0] == "not-utf8"
+
+
+def test_nul_byte_is_a_syntax_error() -> None:
+    scan = scan_sources({"k": b"import a\n\x00\n"})["k"]
+    assert scan.escalations == (("syntax-error", "source contains a NUL byte"),)
+
+
+def test_utf8_bom_is_accepted() -> None:
+    assert scan_sources({"k": b"\xef\xbb\xbfimport a\n"})["k"] == FileScan(("a",))
+
+
+def _scan(source: str) -> FileScan:
+    return scan_sources({"k": textwrap.dedent(source).encode()})["k"]
+
+
+def test_importlib_literal_and_relative_with_package() -> None:
+    scan = _scan(
+        """
+        import importlib
+        from importlib import import_module as load
+        importlib.import_module("app.plugins.csv")
+        load(".json", package="app.plugins")
+        load("..core", "app.plugins.sub")
+        importlib.import_module(".own", __package__)
+        importlib.import_module(".child", __name__)
+        """
+    )
+    assert {"app.plugins.csv", "app.plugins.json", "app.plugins.core", ".own", "@.child"} <= set(
+        scan.imports
+    )
+    assert scan.escalations == ()
+
+
+def test_dunder_import_literal_with_fromlist_and_level() -> None:
+    scan = _scan(
+        """
+        __import__("app.a")
+        __import__("app.b", globals(), locals(), ["c", "d"])
+        __import__("sib", globals(), locals(), ["x"], 1)
+        import builtins
+        builtins.__import__("app.e")
+        """
+    )
+    assert {"app.a", "app.b:c,d", ".sib:x", "app.e"} <= set(scan.imports)
+    assert scan.escalations == ()
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        ("import importlib\nimportlib.import_module(name)\n", "computed name at line 3"),
+        ("import importlib\nimportlib.import_module(f'app.{x}')\n", "computed name"),
+        ("__import__(name)\n", "__import__(name) with a computed name at line 2"),
+        ("__import__('a', fromlist=names)\n", "computed fromlist"),
+        ("import importlib\nimportlib.import_module('.x', pkg)\n", "computed package"),
+        ("import importlib\nimportlib.import_module(*args)\n", "computed name"),
+        ("from importlib import import_module\nloader = import_module\n", "used indirectly"),
+        ("import builtins\nbuiltins.__import__ = hook\n", "used indirectly"),
+    ],
+)
+def test_computed_dynamic_import_escalates(source: str, fragment: str) -> None:
+    # line 1 is the kept import, so the source's own lines count from 2
+    scan = scan_sources({"k": ("import app.kept\n" + source).encode()})["k"]
+    assert [code for code, _ in scan.escalations] == ["dynamic-import"]
+    assert fragment in scan.escalations[0][1]
+    assert "app.kept" in scan.imports  # an escalation never empties the import set
+
+
+def test_a_projects_own_import_module_is_an_ordinary_function() -> None:
+    scan = _scan(
+        """
+        from sympy.external import import_module
+        numpy = import_module(name)
+        """
+    )
+    assert scan.escalations == ()
+
+
+def test_without_grimp_the_ast_pass_gives_the_same_answer() -> None:
+    """A missing (or changed) grimp costs speed, never correctness."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["grimp"] = None
+        from agentgate import imports_scan
+        imports_scan._SMALL_BATCH = 0
+        sources = {{k: v.encode() for k, v in {TRICKY!r}.items()}}
+        got = imports_scan.scan_sources(sources)
+        exact = {{k: imports_scan._scan_ast(v) for k, v in {TRICKY!r}.items()}}
+        assert got == exact
+        assert imports_scan.STATS.grimp == 0
+        assert "grimp is not installed" in imports_scan.STATS.notes[0]
+        print("ok")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip() == "ok", proc.stderr

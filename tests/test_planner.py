@@ -1,0 +1,260 @@
+"""The planner's rules on hand-built import graphs: each test fails if its rule is removed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentgate.config import Config
+from agentgate.graph import Escalation, ImportGraph
+from agentgate.markers import AddedMarker
+from agentgate.model import Change, Verdict
+from agentgate.planner import Plan, PlanInput, plan
+
+CONFIG = Config(root=Path("."), tests=("tests",), sources=(".",))
+
+# app.pricing.rates <- app.pricing.tax <- app.checkout.session <- tests/test_session.py
+MODULES = {
+    "app": "app/__init__.py",
+    "app.pricing": "app/pricing/__init__.py",
+    "app.pricing.rates": "app/pricing/rates.py",
+    "app.pricing.tax": "app/pricing/tax.py",
+    "app.checkout": "app/checkout/__init__.py",
+    "app.checkout.session": "app/checkout/session.py",
+    "app.util": "app/util.py",
+    "tests.helpers": "tests/helpers.py",
+    "tests.test_session": "tests/test_session.py",
+    "tests.test_tax": "tests/test_tax.py",
+    "tests.test_util": "tests/test_util.py",
+    "tests.unit.conftest": "tests/unit/conftest.py",
+    "tests.unit.test_fast": "tests/unit/test_fast.py",
+}
+IMPORTS = {
+    "app.pricing.tax": {"app.pricing.rates"},
+    "app.checkout.session": {"app.pricing.tax"},
+    "tests.test_session": {"app.checkout.session"},
+    "tests.test_tax": {"tests.helpers"},
+    "tests.helpers": {"app.pricing.tax"},
+    "tests.test_util": {"app.util"},
+}
+
+
+def graph(
+    modules: dict[str, str] | None = None,
+    imports: dict[str, set[str]] | None = None,
+    escalations: tuple[Escalation, ...] = (),
+) -> ImportGraph:
+    """As graph.build makes them: every module also imports its parent packages."""
+    mods = MODULES if modules is None else modules
+    imps = IMPORTS if imports is None else imports
+    return ImportGraph(
+        modules=dict(mods),
+        imports={m: frozenset(imps.get(m, set()) | _parents(m, mods)) for m in mods},
+        escalations=escalations,
+    )
+
+
+def _parents(name: str, modules: dict[str, str]) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))} & set(modules)
+
+
+def run(*changes: Change, config: Config = CONFIG, g: ImportGraph | None = None,
+        **fields: object) -> Plan:
+    inp = PlanInput(config=config, changes=changes, graph=g or graph(), **fields)  # type: ignore[arg-type]
+    return plan(inp)
+
+
+def M(path: str) -> Change:
+    return Change(status="M", path=path)
+
+
+def codes(p: Plan) -> list[str]:
+    assert all(r.verdict is Verdict.PROMOTE for r in p.reasons)
+    return [r.code for r in p.reasons]
+
+
+def test_three_link_chain_and_its_why() -> None:
+    p = run(M("app/pricing/rates.py"))
+    assert p.tests == ("tests/test_session.py", "tests/test_tax.py")
+    assert p.why["tests/test_session.py"] == (
+        "tests/test_session.py", "app/checkout/session.py", "app/pricing/tax.py",
+        "app/pricing/rates.py",
+    )
+    assert p.why["tests/test_tax.py"] == (  # through a test helper
+        "tests/test_tax.py", "tests/helpers.py", "app/pricing/tax.py", "app/pricing/rates.py",
+    )
+    assert codes(p) == []
+    assert p.suite == tuple(sorted(p for p in MODULES.values() if "/test_" in p))
+
+
+def test_unrelated_module_selects_only_its_importers() -> None:
+    p = run(M("app/util.py"))
+    assert p.tests == ("tests/test_util.py",)
+
+
+def test_changed_test_file_runs_itself() -> None:
+    p = run(M("tests/test_util.py"))
+    assert p.tests == ("tests/test_util.py",)
+    assert p.why["tests/test_util.py"] == ("tests/test_util.py",)
+
+
+def test_deleted_module_still_imported_impacts_its_importers() -> None:
+    g = graph(imports={**IMPORTS, "tests.test_util": {"app.util", "app.gone"}})
+    p = run(Change(status="D", path="app/gone.py"), g=g)
+    assert p.tests == ("tests/test_util.py",)
+    assert p.why["tests/test_util.py"] == ("tests/test_util.py", "app/gone.py")
+
+
+def test_renamed_module_seeds_old_and_new_names() -> None:
+    modules = {**MODULES, "app.fresh": "app/fresh.py", "tests.test_fresh": "tests/test_fresh.py"}
+    imports = {**IMPORTS, "tests.test_util": {"app.stale"}, "tests.test_fresh": {"app.fresh"}}
+    p = run(Change(status="R", path="app/fresh.py", old_path="app/stale.py"),
+            g=graph(modules, imports))
+    assert p.tests == ("tests/test_fresh.py", "tests/test_util.py")
+
+
+def test_conftest_impacts_every_test_at_and_below_its_folder() -> None:
+    p = run(M("tests/unit/conftest.py"))
+    assert p.tests == ("tests/unit/test_fast.py",)
+    assert p.why["tests/unit/test_fast.py"] == ("tests/unit/test_fast.py", "tests/unit/conftest.py")
+    assert codes(p) == []
+    upper = run(M("tests/conftest.py"))
+    assert upper.tests == upper.suite
+
+
+def test_conftest_importing_changed_code_impacts_its_folder() -> None:
+    g = graph(imports={**IMPORTS, "tests.unit.conftest": {"app.util"}})
+    p = run(M("app/util.py"), g=g)
+    assert p.tests == ("tests/test_util.py", "tests/unit/test_fast.py")
+    assert p.why["tests/unit/test_fast.py"] == (
+        "tests/unit/test_fast.py", "tests/unit/conftest.py", "app/util.py")
+
+
+def test_root_conftest_changed_or_reaching_a_change_promotes() -> None:
+    p = run(M("conftest.py"))
+    assert codes(p) == ["root-conftest"]
+    assert p.tests == p.suite
+    g = graph({**MODULES, "conftest": "conftest.py"}, {**IMPORTS, "conftest": {"app.util"}})
+    assert codes(run(M("app/util.py"), g=g)) == ["root-conftest"]
+    assert codes(run(M("app/pricing/rates.py"), g=g)) == []
+
+
+def test_package_data_impacts_importers_of_any_module_in_the_package() -> None:
+    p = run(M("app/pricing/table.json"))
+    assert p.tests == ("tests/test_session.py", "tests/test_tax.py")
+    assert p.why["tests/test_tax.py"][-1] == "app/pricing/table.json"
+    assert run(M("app/checkout/templates/page.html")).tests == ("tests/test_session.py",)
+
+
+def test_package_init_change_reaches_importers_of_its_submodules() -> None:
+    """``import app.pricing.tax`` runs ``app/pricing/__init__.py`` (the graph's parent edge)."""
+    p = run(M("app/pricing/__init__.py"))
+    assert p.tests == ("tests/test_session.py", "tests/test_tax.py")
+    assert p.why["tests/test_session.py"][-2:] == ("app/pricing/tax.py", "app/pricing/__init__.py")
+
+
+def test_docs_and_other_files_impact_nothing() -> None:
+    p = run(M("README.md"), M("docs/guide.rst"), M("scripts/release.sh"))
+    assert p.tests == ()
+    assert codes(p) == []
+    assert any("README.md" in n for n in p.notes)
+
+
+def test_data_file_in_a_test_root_impacts_that_root() -> None:
+    p = run(M("tests/data/expected.json"))
+    assert p.tests == p.suite
+    assert p.why["tests/test_util.py"] == ("tests/test_util.py", "tests/data/expected.json")
+
+
+def test_fixture_outside_test_roots_feeds_the_whole_suite() -> None:
+    config = Config(root=Path("."), tests=("tests",), fixtures=("fixtures",))
+    p = run(M("fixtures/order.json"), config=config)
+    assert p.tests == p.suite
+
+
+def test_protected_module_reached_transitively_promotes() -> None:
+    config = Config(root=Path("."), tests=("tests",), protected=("app/pricing",))
+    g = graph(imports={**IMPORTS, "app.pricing.tax": {"app.pricing.rates", "app.util"}})
+    p = run(M("app/util.py"), config=config, g=g)
+    assert codes(p) == ["protected"]
+    assert p.reasons[0].path == "app/pricing/tax.py"
+    assert "app/pricing/tax.py -> app/util.py" in p.reasons[0].detail
+    assert codes(run(M("app/util.py"), g=g)) == []  # the same change, nothing protected
+    untouched = Config(root=Path("."), tests=("tests",), protected=("app/checkout",))
+    assert codes(run(M("tests/test_util.py"), config=untouched, g=g)) == []
+
+
+def test_protected_test_prefix_counts_too() -> None:
+    config = Config(root=Path("."), tests=("tests",), protected=("tests/unit",))
+    assert codes(run(M("tests/unit/conftest.py"), config=config)) == ["protected"]
+
+
+PYPROJECT = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+
+
+def test_pytest_configuration_changes_promote() -> None:
+    def changed(path: str, base: str | None, head: str | None) -> list[str]:
+        return codes(run(M(path), pytest_changed={path: (base, head)}))
+
+    assert changed("pyproject.toml", PYPROJECT, PYPROJECT.replace("-q", "-q -k fast")) == [
+        "pytest-config"]
+    assert changed("pyproject.toml", PYPROJECT, PYPROJECT.replace('"x"', '"y"')) == []
+    assert changed("pyproject.toml", PYPROJECT, PYPROJECT + "[oops\n") == ["pytest-config"]
+    assert changed("tox.ini", "[tox]\nenv = a\n", "[tox]\nenv = b\n") == []
+    assert changed("tox.ini", "[pytest]\naddopts = -x\n", "[pytest]\naddopts = -x -p no:x\n") \
+        == ["pytest-config"]
+    assert changed("setup.cfg", "[metadata]\nname = a\n",
+                   "[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n") == ["pytest-config"]
+    assert changed("pytest.ini", None, "[pytest]\n") == ["pytest-config"]
+    assert changed("tests/pytest.ini", "[pytest]\n", "[pytest]\nmarkers = a\n") == [
+        "pytest-config"]
+
+
+def test_pytest_python_files_decides_what_a_test_file_is() -> None:
+    modules = {**MODULES, "tests.check_cart": "tests/check_cart.py"}
+    g = graph(modules, {**IMPORTS, "tests.check_cart": {"app.util"}})
+    ini = {"pytest.ini": "[pytest]\npython_files = check_*.py\n"}
+    p = run(M("app/util.py"), g=g, pytest_head=ini)
+    assert p.tests == ("tests/check_cart.py",)
+    assert run(M("app/util.py"), g=g).tests == ("tests/test_util.py",)
+
+
+def test_fixture_folder_files_are_not_tests() -> None:
+    modules = {**MODULES, "tests.fixtures.test_sample": "tests/fixtures/test_sample.py"}
+    p = run(M("tests/fixtures/test_sample.py"), g=graph(modules))
+    assert "tests/fixtures/test_sample.py" not in p.suite
+
+
+def test_deleted_test_file_promotes() -> None:
+    p = run(Change(status="D", path="tests/test_gone.py"))
+    assert codes(p) == ["test-deleted"]
+    assert p.reasons[0].path == "tests/test_gone.py"
+    out = run(Change(status="R", path="tests/gone_helper.py", old_path="tests/test_gone.py"))
+    assert codes(out) == ["test-deleted"]
+    moved = run(Change(status="R", path="tests/test_util.py", old_path="tests/test_old.py"))
+    assert codes(moved) == []
+    assert codes(run(Change(status="D", path="tests/helpers_old.py"))) == []
+
+
+def test_added_markers_promote() -> None:
+    marker = AddedMarker("tests/test_tax.py", "test_tax", "pytest.mark.skip", 3)
+    p = run(M("tests/test_tax.py"), markers=(marker,))
+    assert codes(p) == ["marker-added"]
+    assert p.reasons[0].path == "tests/test_tax.py"
+    assert "pytest.mark.skip added to test_tax" in p.reasons[0].detail
+
+
+def test_graph_escalations_promote_with_their_path() -> None:
+    esc = Escalation("app/plugins.py", "dynamic-import", "importlib.import_module(name)")
+    p = run(M("app/util.py"), g=graph(escalations=(esc,)))
+    assert codes(p) == ["dynamic-import"]
+    assert p.reasons[0].path == "app/plugins.py"
+    docs_only = run(M("README.md"), g=graph(escalations=(esc,)))
+    assert codes(docs_only) == []
+    assert any("escalation" in n for n in docs_only.notes)
+
+
+def test_shortest_chain_wins() -> None:
+    imports = {**IMPORTS, "tests.test_session": {"app.checkout.session", "app.pricing.rates"}}
+    p = run(M("app/pricing/rates.py"), g=graph(imports=imports))
+    assert p.why["tests/test_session.py"] == ("tests/test_session.py", "app/pricing/rates.py")
