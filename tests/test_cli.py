@@ -105,7 +105,11 @@ def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(scratch)}
     proc = run_agentgate("demo", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    verdicts = [line.split(",")[0].strip() for line in proc.stdout.splitlines() if "->" in line]
+    verdicts = [
+        line.split(",")[0].strip()
+        for line in proc.stdout.splitlines()
+        if line.startswith("  -> ")
+    ]
     assert verdicts == [
         "-> blocked", "-> scope-escape", "-> blocked", "-> blocked", "-> scoped", "-> scoped"
     ]
