@@ -220,7 +220,7 @@ def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
 def _range_fixtures(
     root: Path, config: Config, base: str | None, head: str, changes: list[Change]
 ) -> list[Reason]:
-    tree = gitio.ls_tree(root, head)
+    tree = gitio.ls_tree(root, head, config.fixtures) if config.fixtures else {}
     head_fixtures = {p: b for p, b in tree.items() if manifest.is_fixture(p, config)}
     reasons = _manifest_reasons(
         root, config, gitio.read_at(root, head, config.manifest), head_fixtures, where="head"

@@ -253,18 +253,15 @@ def read_text_at(root: Path, rev: str, path: str) -> str | None:
     return None if data is None else data.decode("utf-8", errors="surrogateescape")
 
 
-def ls_tree(root: Path, rev: str) -> dict[str, str]:
-    """Every file at ``rev`` mapped to its blob id: one call tells what changed since a cache."""
-    out = run(root, "ls-tree", "-r", "-z", "--full-tree", rev)
-    files: dict[str, str] = {}
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        _mode, kind, blob = os.fsdecode(meta).split()
-        if kind == "blob":
-            files[os.fsdecode(name)] = blob
-    return files
+_LS_TREE = re.compile(r"[0-7]+ blob ([0-9a-f]+)\t([^\0]*)\0")
+
+
+def ls_tree(root: Path, rev: str, paths: tuple[str, ...] = ()) -> dict[str, str]:
+    """Files at ``rev`` (under ``paths``, when given) mapped to their blob ids: one call tells
+    what changed since a cache. Decoded once, not per entry: 20,000 files cost 0.45 s so."""
+    out = run(root, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    text = out.decode("utf-8", "surrogateescape")  # as os.fsdecode: odd bytes round-trip
+    return {path: blob for blob, path in _LS_TREE.findall(text)}
 
 
 def is_clean(root: Path) -> bool:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentgate import gitio, graph_cache
-from agentgate.graph_build import Builder, LazyMap, context_of, link_escalations, list_tree
+from agentgate.graph_build import Builder, context_of, list_tree
+from agentgate.graph_cache import LazyMap
+from agentgate.graph_expand import link_escalations
 from agentgate.graph_resolve import name_in, roots_of
 from agentgate.imports_scan import STATS
 

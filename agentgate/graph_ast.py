@@ -6,7 +6,7 @@ imports like any other. Anything else done with those two functions -- a compute
 computed package or fromlist, ``*args``, passing the function around -- is a
 ``dynamic-import`` escalation: the graph cannot tell what it loads. Only names bound from
 ``importlib`` / ``builtins`` count, so a project's own ``import_module`` helper (sympy has
-one) is an ordinary function.
+one) is an ordinary function. ``pytest_plugins = [...]`` is an import too (pytest performs it).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     names = _Bindings()
     calls: list[ast.Call] = []
     refs: list[ast.expr] = []
+    plugins: Escalations = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -45,12 +46,30 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
             calls.append(node)
         elif isinstance(node, ast.Name | ast.Attribute):
             refs.append(node)
+        elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            _pytest_plugins(node, imports, plugins)
         for child in ast.iter_child_nodes(node):
             stack.append(child)
-    escalations: Escalations = []
+    escalations: Escalations = list(plugins)
     if dynamic:
         _dynamic(calls, refs, names, imports, escalations)
     return imports, escalations
+
+
+def _pytest_plugins(node: ast.Assign | ast.AnnAssign | ast.AugAssign, imports: list[str],
+                    out: Escalations) -> None:
+    """``pytest_plugins = ["pkg.fixtures"]`` (in a conftest or test module) makes pytest
+    import those modules: literal names are imports, anything else cannot be followed."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+        return
+    value = node.value
+    names = [_literal(value)] if isinstance(value, ast.Constant) else _literal_strings(value)
+    if names is None or None in names:
+        detail = f"pytest_plugins with a computed value at line {node.lineno}"
+        out.append(("dynamic-import", detail))
+        return
+    imports.extend(n for n in names if n)
 
 
 @dataclass

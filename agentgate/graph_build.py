@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import marshal
 import os
-import posixpath
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -22,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from agentgate import gitio
 from agentgate.errors import GitError
 from agentgate.graph_cache import COMPACT_AT
-from agentgate.graph_resolve import Roots, name_in, pytest_name, resolve
+from agentgate.graph_expand import Expansions
+from agentgate.graph_resolve import Roots, name_in, resolve
 from agentgate.imports_scan import scan_sources
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     from agentgate.graph_cache import BlobRecord, Cache
@@ -119,7 +118,7 @@ class Builder:
             self.expand.pop(path, None)
         names_moved = self.modules.keys() != self.old["modules"].keys()
         again = set(self.expand) if names_moved or self.fresh else set()
-        expansions = _Expansions(self.rooted, self.tree.names, self.modules)
+        expansions = Expansions(self.rooted, self.tree.names, self.modules)
         changed: dict[str, frozenset[str]] = {}
         for path in sorted(again.union(self.stale)):
             name = self.tree.names[path]
@@ -289,38 +288,6 @@ def _decode(data: bytes | None) -> frozenset[str]:
     return frozenset(marshal.loads(data)) if data is not None else frozenset()
 
 
-class LazyMap(Mapping[str, Any]):
-    """A read-only mapping whose values are marshalled bytes, decoded on first access: a plan
-    that touches a few hundred modules never pays for the other 20,000."""
-
-    def __init__(self, raw: Mapping[str, bytes], convert: Callable[[Any], Any]) -> None:
-        self._raw, self._convert = raw, convert
-        self._done: dict[str, Any] = {}
-
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return self._done[key]
-        except KeyError:
-            value = self._done[key] = self._convert(marshal.loads(self._raw[key]))
-            return value
-
-    def raw_get(self, key: str, default: Any = None) -> Any:
-        """``get`` for hot loops: the memo first, then the raw value decoded (no memo)."""
-        done = self._done.get(key)
-        if done is not None:
-            return done
-        raw = self._raw.get(key)
-        return default if raw is None else self._convert(marshal.loads(raw))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
 
 def _ids(blobs: Iterable[str]) -> str:
     """Blob ids as one newline-delimited string: 20,000 of them load as one object and a
@@ -358,62 +325,3 @@ def _winners(names: Mapping[str, str]) -> dict[str, str]:
 def _beats(path: str, held: str) -> bool:
     package, held_package = path.endswith("__init__.py"), held.endswith("__init__.py")
     return (package and not held_package) or (package == held_package and path < held)
-
-
-class _Expansions:
-    """Edges that depend on which modules exist: star imports and pytest's sys.path."""
-
-    def __init__(self, rooted: Roots, names: Mapping[str, str], modules: Mapping[str, str]):
-        self.rooted, self.names, self.modules = rooted, names, modules
-
-    @cached_property
-    def children(self) -> dict[str, list[str]]:
-        children: dict[str, list[str]] = {}
-        for name in self.modules:
-            children.setdefault(name.rpartition(".")[0], []).append(name)
-        return children
-
-    @cached_property
-    def aliases(self) -> dict[str, list[str]]:
-        """What a bare ``import helpers`` in a test can mean: pytest puts each test's first
-        folder without ``__init__.py`` on sys.path, so any test may see any of them."""
-        packages = frozenset(
-            p.rpartition("/")[0] for p in self.modules.values() if p.endswith("__init__.py")
-        )
-        aliases: dict[str, list[str]] = {}
-        for path, name in self.names.items():
-            if self.rooted.is_test(path):
-                alias = pytest_name(path, packages)
-                if alias and alias != name:
-                    aliases.setdefault(alias, []).append(name)
-        return aliases
-
-    def of(self, module: str, probes: Iterable[str], stars: Iterable[str]) -> set[str]:
-        found: set[str] = set()
-        for base in stars:
-            found.update(self.children.get(base, ()))
-        aliases = self.aliases if probes else {}
-        for probe in probes if aliases else ():
-            for real in aliases.get(probe, ()):
-                parts = real.split(".")
-                found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        found.discard(module)
-        return found
-
-
-def link_escalations(tree: Tree, links: Mapping[str, tuple[str, str]]) -> list[tuple[str, str]]:
-    """(path, detail) of symlinks that lead to Python code or out of the tree: the graph
-    does not follow them, so what is imported through them is invisible."""
-    found: list[tuple[str, str]] = []
-    if not links:
-        return found
-    folders = {posixpath.dirname(p) for p in tree.python}
-    for path, (_, target) in sorted(links.items()):
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-        outside = target.startswith("/") or joined == ".." or joined.startswith("../")
-        into_code = joined in tree.python or any(
-            f == joined or f.startswith(joined + "/") for f in folders
-        )
-        if outside or into_code or path.endswith(".py"):
-            found.append((path, f"symlink to {target!r}: the graph does not follow links"))
-    return found

@@ -27,14 +27,15 @@ import marshal
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterator
 
-VERSION = 5
+VERSION = 6  # bump whenever raw records or the hot layout change meaning
 FILE_NAME = "imports.bin"
 SEGMENTS = "blobs-*.bin"
 COMPACT_AT = 8  # segments
@@ -165,3 +166,36 @@ def _write(directory: Path, name: str | None, payload: dict[str, Any]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class LazyMap(Mapping[str, Any]):
+    """A read-only mapping whose values are marshalled bytes, decoded on first access: a plan
+    that touches a few hundred modules never pays for the other 20,000."""
+
+    def __init__(self, raw: Mapping[str, bytes], convert: Callable[[Any], Any]) -> None:
+        self._raw, self._convert = raw, convert
+        self._done: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._done[key]
+        except KeyError:
+            value = self._done[key] = self._convert(marshal.loads(self._raw[key]))
+            return value
+
+    def raw_get(self, key: str, default: Any = None) -> Any:
+        """``get`` for hot loops: the memo first, then the raw value decoded (no memo)."""
+        done = self._done.get(key)
+        if done is not None:
+            return done
+        raw = self._raw.get(key)
+        return default if raw is None else self._convert(marshal.loads(raw))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)

@@ -49,8 +49,8 @@ def grimp_lines(texts: Mapping[str, str]) -> tuple[dict[str, Lines], str | None]
     """
     try:
         scanner = _Scanner()
-    except ImportError:
-        return {}, "grimp is not installed; imports were parsed with ast (slower)"
+    except ImportError as exc:
+        return {}, f"grimp's scanner is unavailable ({exc}); imports were parsed with ast (slower)"
     keys = list(texts)
     found: dict[str, Lines] = {}
     try:

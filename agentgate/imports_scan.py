@@ -6,9 +6,9 @@ set and drops what it cannot find, so an import of a deleted module vanishes. He
 says *where* the import statements are and which top-level name each imports; the statement
 on that line is re-read (a regex for the one-line forms, tokenize + ``ast`` for the rest) to
 keep the full name, and the top-levels are cross-checked against grimp's. A mismatch, a file
-that mentions ``importlib`` or ``__import__`` (a substring prefilter: 15 of sympy's 1,543
-files), and every file when grimp is missing or misbehaves, go through one exact ``ast``
-pass instead (graph_ast), which also finds the dynamic imports.
+that mentions ``importlib``, ``__import__`` or ``pytest_plugins`` (a substring prefilter:
+17 of sympy's 1,543 files), and every file when grimp is missing or misbehaves, go through
+one exact ``ast`` pass instead (graph_ast), which also finds the dynamic imports.
 
 Raw records are strings, independent of where the file lives:
 ``a.b`` (``import a.b``, ``import_module("a.b")``), ``a.b:c,d`` (``from a.b import c, d``),
@@ -48,7 +48,7 @@ _FROM_RE = re.compile(
 _KEYWORD_RE = re.compile(r"\b(?:import|from)\b")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_DYNAMIC_HINTS = ("importlib", "__import__")
+_DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 

@@ -128,23 +128,16 @@ class _Packages:
 
     def __init__(self, config: Config, graph: ImportGraph) -> None:
         self.config, self.graph = config, graph
-        self._imported: frozenset[str] | None = None
 
     def of(self, path: str) -> str | None:
         """The nearest enclosing package (``pkg/templates/page.html`` belongs to ``pkg``)."""
         folder = posixpath.dirname(path)
         while folder:
             name = graph_mod.module_name(self.config, f"{folder}/__init__.py")
-            if name is not None and (name in self.graph.modules or name in self.imported):
+            if name is not None and (name in self.graph.modules or name in self.graph.importers):
                 return name
             folder = posixpath.dirname(folder)
         return None
-
-    @property
-    def imported(self) -> frozenset[str]:
-        if self._imported is None:
-            self._imported = frozenset(t for ts in self.graph.imports.values() for t in ts)
-        return self._imported
 
 
 # --- selection ---------------------------------------------------------------------------------

@@ -221,6 +221,16 @@ def test_conftest_and_helpers_are_modules_and_bare_helper_imports_resolve(repo: 
         "tests.unit.test_h", "tests.unit.helpers", "app.pricing.tax"]
 
 
+def test_pytest_plugins_are_imports(repo: GitRepo) -> None:
+    commit(repo, {**PKG, "app/fixtures.py": "import app.pricing\n",
+                  "tests/conftest.py": "pytest_plugins = ['app.fixtures']\n",
+                  "tests/sub/conftest.py": "pytest_plugins = PLUGINS\n"})
+    g = build(repo)
+    assert "app.fixtures" in g.imports["tests.conftest"]
+    assert [(e.path, e.code) for e in g.escalations] == [
+        ("tests/sub/conftest.py", "dynamic-import")]
+
+
 def test_star_import_of_a_package_reaches_its_submodules(repo: GitRepo) -> None:
     commit(repo, {"pkg/__init__.py": "__all__ = ['sub']\n", "pkg/sub.py": "",
                   "user.py": "from pkg import *\n"})

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import typer
 
-from agentgate import attribution
 from agentgate.cli.common import FormatOption, RepoOption, finish, repo_and_config
 from agentgate.report import Format
 
@@ -59,6 +58,8 @@ def attribute(
     """Did the patch cause this test's failure, or find it? Runs it on base and head under
     controlled seeds and says which (PATCH_INDUCED, PRE_EXISTING, HARNESS_ENV, NO_REPRO,
     PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE)."""
+    from agentgate import attribution  # lazy: every other command's start-up stays light
+
     freeze_request = None
     if freeze:
         if not owner or until is None:
