@@ -1,3 +1,96 @@
-"""pytest plugin entry point (owned by the witness work). Costs nothing unless asked to record."""
+"""pytest plugin entry point: ``--agentgate-witness`` records what each test depended on.
+
+Installed but not asked to record, it only adds its options: no coverage import, no audit
+hook, no import hook, no recording class registered (pytest's ``stepwise.py`` and
+pytest-randomly register their feature classes the same way). Recording starts as early as
+pytest allows -- in ``pytest_load_initial_conftests``, before the initial conftest files are
+imported -- so the module-level code they import is measured too (pytest-cov starts there
+for the same reason).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from agentgate.witness.recorder import Recorder
+
+# Mirrors agentgate.config.DEFAULT_AMBIENT (a test keeps them equal); not imported from there
+# because this module runs in the project's interpreter, where agentgate's config may not load.
+DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
+RECORDER_NAME = "agentgate-witness-recorder"
+RECORDER_KEY: pytest.StashKey[Recorder] = pytest.StashKey()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentgate", "agentgate skip witnesses")
+    group.addoption(
+        "--agentgate-witness",
+        action="store_true",
+        default=False,
+        help="Record, per test, the repository code, files, fixtures and environment it used.",
+    )
+    group.addoption(
+        "--agentgate-witness-out",
+        metavar="PATH",
+        default=None,
+        help="Write the raw recording to PATH (agentgate witness record reads it); "
+        "without it the recording is stored for the current commit.",
+    )
+    group.addoption(
+        "--agentgate-witness-ambient",
+        metavar="NAMES",
+        default=",".join(DEFAULT_AMBIENT),
+        help="Comma-separated environment variables that make up the ambient fingerprint.",
+    )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None, Any, Any]:
+    if getattr(early_config.known_args_namespace, "agentgate_witness", False):
+        _enable(early_config, early_config.known_args_namespace)
+    return (yield)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("agentgate_witness"):
+        return
+    if getattr(config, "workerinput", None) is not None:
+        # An xdist worker: the recording belongs to one process, never to several at once.
+        _disable(config)
+        return
+    if getattr(config.option, "numprocesses", None) or getattr(config.option, "dist", "no") != "no":
+        _disable(config)
+        raise pytest.UsageError(
+            "--agentgate-witness records in one process; run without xdist (-p no:xdist)"
+        )
+    # Reached without pytest_load_initial_conftests when the plugin was registered late
+    # (pytester's inline runs, ``plugins=``); record from here on.
+    _enable(config, config.option)
+
+
+def _enable(config: pytest.Config, options: Any) -> None:
+    if RECORDER_KEY in config.stash:
+        return
+    from agentgate.witness.recorder import Recorder  # coverage is imported only here
+
+    names = tuple(n.strip() for n in str(options.agentgate_witness_ambient).split(",") if n)
+    recorder = Recorder(
+        root=str(config.rootpath), ambient=names, out=options.agentgate_witness_out
+    )
+    config.stash[RECORDER_KEY] = recorder
+    config.pluginmanager.register(recorder, RECORDER_NAME)
+    recorder.start()
+
+
+def _disable(config: pytest.Config) -> None:
+    recorder = config.stash.get(RECORDER_KEY, None)
+    if recorder is not None:
+        recorder.abandon()
+        config.pluginmanager.unregister(recorder, RECORDER_NAME)
+        del config.stash[RECORDER_KEY]

@@ -1,0 +1,173 @@
+"""Per-function checksums of a Python source file, from its text alone.
+
+A file is cut into *blocks*: the body of every function or method that is not itself inside
+a function (a nested function belongs to its outer function's block), and the *module
+block*: everything else -- imports, module-level statements, class bodies, decorators,
+signatures and default values. Only a function body runs later, when something calls it;
+the module block runs at import, for every test that uses the file. So a change inside one
+function impacts the tests that executed that function, and a change anywhere else impacts
+every test that touched the file (pytest-testmon draws the same line with its per-block
+checksums).
+
+Stdlib only, and Python 3.9 syntax: the pytest plugin imports this module inside the
+project's own interpreter, which may not have agentgate's dependencies.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+MODULE = "<module>"  # the module block; a change here impacts every test touching the file
+WHOLE = "*"  # a dependency on a file's whole content (a data file the test opened)
+DIR = "<dir>"  # a dependency on a folder's listing (a test that globbed or listed it)
+
+if TYPE_CHECKING:  # an alias only for the type checker: the plugin side stays 3.9-clean
+    Source = str | bytes
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str  # qualified name within the file ("Class.method"); "#2" marks a repeat
+    start: int  # first line of the body (1-based)
+    end: int  # last line of the body
+    checksum: str
+
+
+@dataclass(frozen=True)
+class FileBlocks:
+    blocks: tuple[Block, ...]  # sorted by start line, never overlapping
+    module_checksum: str
+    starts: tuple[int, ...]  # each block's start, for bisecting
+
+    def block_at(self, line: int) -> str:
+        """The block a line belongs to: a function's name, or MODULE."""
+        i = bisect.bisect_right(self.starts, line) - 1
+        if i >= 0 and self.blocks[i].start <= line <= self.blocks[i].end:
+            return self.blocks[i].name
+        return MODULE
+
+    def checksums(self) -> dict[str, str]:
+        sums = {b.name: b.checksum for b in self.blocks}
+        sums[MODULE] = self.module_checksum
+        return sums
+
+
+def decode(source: Source) -> str:
+    """Source text as Python reads it: the coding cookie honoured, newlines universal."""
+    if isinstance(source, str):
+        return source.replace("\r\n", "\n").replace("\r", "\n")
+    return importlib.util.decode_source(source)
+
+
+def parse(source: Source) -> FileBlocks | None:
+    """The blocks of a file, or None when it is not Python that parses (-> whole file)."""
+    try:
+        text = decode(source)
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
+        return None
+    return from_tree(tree, text)
+
+
+def from_tree(tree: ast.Module, text: str) -> FileBlocks:
+    """The blocks of an already parsed file (``text`` as ``decode`` returns it)."""
+    lines = text.split("\n")
+    spans = sorted(_spans(tree.body, ""), key=lambda s: s[1])
+    blocks = _name_blocks(spans, lines)
+    return FileBlocks(
+        blocks=blocks,
+        module_checksum=_module_checksum(lines, blocks),
+        starts=tuple(b.start for b in blocks),
+    )
+
+
+def _spans(body: list[ast.stmt], prefix: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first body line, last body line) of every outermost function."""
+    found: list[tuple[str, int, int]] = []
+    for node in body:
+        found.extend(_node_spans(node, prefix))
+    return found
+
+
+def _node_spans(node: ast.AST, prefix: str) -> list[tuple[str, int, int]]:
+    if isinstance(node, _FUNCS):
+        span = _body_span(node)
+        return [(prefix + node.name, *span)] if span else []
+    if isinstance(node, ast.ClassDef):
+        return _spans(node.body, f"{prefix}{node.name}.")
+    found: list[tuple[str, int, int]] = []
+    # Functions defined under if/try/with/for at module or class level are still blocks.
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt):
+            found.extend(_node_spans(child, prefix))
+        else:
+            body = getattr(child, "body", None)  # except handlers, match cases
+            if isinstance(body, list):
+                found.extend(_spans(body, prefix))
+    return found
+
+
+def _body_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+    """The lines only the body occupies; None for a one-liner (its body is module code)."""
+    header_end = max(
+        [node.lineno]
+        + [getattr(n, "end_lineno", None) or node.lineno for n in ast.walk(node.args)]
+        + ([node.returns.end_lineno or node.lineno] if node.returns else [])
+    )
+    start = node.body[0].lineno
+    end = node.end_lineno or start
+    if start <= header_end:
+        return None
+    return start, end
+
+
+def _name_blocks(spans: list[tuple[str, int, int]], lines: list[str]) -> tuple[Block, ...]:
+    seen: dict[str, int] = {}
+    blocks = []
+    for name, start, end in spans:
+        seen[name] = seen.get(name, 0) + 1
+        label = name if seen[name] == 1 else f"{name}#{seen[name]}"
+        text = "\n".join(lines[start - 1 : end])
+        blocks.append(Block(label, start, end, _digest(text)))
+    return tuple(blocks)
+
+
+def _module_checksum(lines: list[str], blocks: tuple[Block, ...]) -> str:
+    """Everything outside the bodies, each body replaced by a marker."""
+    kept: list[str] = []
+    line = 1
+    for block in blocks:
+        kept.extend(lines[line - 1 : block.start - 1])
+        kept.append("\0")
+        line = block.end + 1
+    kept.extend(lines[line - 1 :])
+    return _digest("\n".join(kept))
+
+
+def _digest(text: str) -> str:
+    data = text.encode("utf-8", errors="surrogateescape")
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def changed(old: Source | None, new: Source | None) -> frozenset[str]:
+    """Names of the blocks that differ between two versions of a file.
+
+    MODULE in the answer means every test touching the file is impacted: the module block
+    changed, the file appeared or went away, or one side does not parse.
+    """
+    if old is None or new is None:
+        return frozenset({MODULE})
+    before, after = parse(old), parse(new)
+    if before is None or after is None:
+        return frozenset({MODULE})
+    old_sums, new_sums = before.checksums(), after.checksums()
+    if old_sums[MODULE] != new_sums[MODULE]:
+        return frozenset({MODULE})
+    names = set(old_sums) | set(new_sums)
+    return frozenset(n for n in names if old_sums.get(n) != new_sums.get(n))

@@ -1,0 +1,263 @@
+"""A raw recording becomes a witness: a graph of what each test depended on.
+
+Nodes are the things a test can depend on besides its own code: ``file:<path>`` (a
+module: its module block, the code its import ran, whatever it imports), ``fixture:<key>``
+(the code a fixture's setup ran) and ``c`` (repository code run outside any test, e.g. a
+conftest collection hook). A test depends on its own executed blocks, the files it opened or
+listed, and the nodes of every file it touched, every fixture it used, and ``c``. Because
+a test depends on the *file* node of each module it touched, the code that module's import
+ran counts for every test that uses the module, whichever test happened to import it first.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agentgate.witness.blocks import DIR, MODULE, WHOLE
+
+Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR)
+COLLECT = "c"
+NOT_PASSED = "did not pass when recorded"
+PRELOADED = "imported before recording started"
+
+
+@dataclass(frozen=True)
+class Node:
+    key: str
+    units: frozenset[Unit]
+    deps: frozenset[str]
+    flags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class TestEntry:
+    nodeid: str
+    file: str
+    units: frozenset[Unit]
+    deps: frozenset[str]
+    flags: tuple[tuple[str, str], ...]
+    fixtures: tuple[str, ...]
+    outcome: str
+    duration: float
+    ambient: str
+    incomplete: str | None = None  # why the witness cannot vouch for this test
+
+    @property
+    def complete(self) -> bool:
+        return self.incomplete is None
+
+
+@dataclass(frozen=True)
+class Witness:
+    sha: str
+    recorded_at: float
+    python: str
+    env: str  # fingerprint of the interpreter and installed distributions ("" unknown)
+    ambient: dict[str, str | None]
+    nodes: dict[str, Node]
+    tests: dict[str, TestEntry]
+    collected: frozenset[str]
+    collect_errors: frozenset[str]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def file_key(path: str) -> str:
+    return "file:" + path
+
+
+@dataclass
+class _Builder:
+    raw: dict[str, Any]
+    tracked: Callable[[str], bool]  # executed code counts only in files git tracks
+    data_ok: Callable[[str], bool]  # opened paths: tracked, or absent (a patch may add it)
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+    def ctx(self, name: str) -> dict[str, Any]:
+        empty: dict[str, Any] = {"units": {}, "opened": [], "listed": [], "flags": {}}
+        return dict(self.raw["contexts"].get(name, empty))
+
+    def gather(
+        self, name: str, *, imports: bool = True
+    ) -> tuple[set[Unit], set[str], dict[str, str]]:
+        """A context's units, the nodes it leads to, and its flags; imports of files outside
+        the repository are see-through (their own flags are the library's business)."""
+        ctx = self.ctx(name)
+        units: set[Unit] = set()
+        deps: set[str] = set()
+        for path, names in ctx.get("units", {}).items():
+            if self.tracked(path):
+                units.update((path, n) for n in names)
+                deps.add(file_key(path))
+                deps.update(self.imported_by(path, names))
+        units.update((p, WHOLE) for p in ctx.get("opened", ()) if self.data_ok(p))
+        units.update((p, DIR) for p in ctx.get("listed", ()))
+        for child in ctx.get("imports", ()) if imports else ():
+            path = self.raw["import_files"].get(child)
+            if path and self.tracked(path):
+                deps.add(file_key(path))
+            else:
+                child_units, child_deps, _flags = self.gather(child)
+                units |= child_units
+                deps |= child_deps
+        return units, deps, dict(ctx.get("flags", {}))
+
+    def imported_by(self, path: str, names: Iterable[str]) -> set[str]:
+        """The file nodes the given blocks of ``path`` import (see harvest._static_imports)."""
+        static = self.raw.get("static", {}).get(path, {})
+        return {file_key(p) for name in names for p in static.get(name, ())}
+
+    def file_nodes(self) -> None:
+        per_file: dict[str, list[str]] = defaultdict(list)
+        for ctx, path in self.raw["import_files"].items():
+            if path and self.tracked(path):
+                per_file[path].append(ctx)
+        executed = {p for c in self.raw["contexts"].values() for p in c.get("units", {})}
+        preloaded = set(self.raw.get("preloaded", ()))
+        for path in sorted(set(per_file) | executed | set(self.raw.get("static", {}))):
+            if self.tracked(path):
+                self.nodes[file_key(path)] = self.file_node(path, per_file[path], preloaded)
+
+    def file_node(self, path: str, contexts: list[str], preloaded: set[str]) -> Node:
+        units: set[Unit] = {(path, MODULE)}
+        deps: set[str] = set()
+        flags: dict[str, str] = {}
+        for ctx in contexts:
+            u, d, f = self.gather(ctx)
+            units |= u
+            deps |= d
+            flags.update(f)
+        deps.update(self.imported_by(path, [MODULE]))
+        if path in preloaded and not contexts:
+            flags[PRELOADED] = path
+        deps.discard(file_key(path))
+        return Node(file_key(path), frozenset(units), frozenset(deps), tuple(sorted(flags.items())))
+
+    def other_nodes(self) -> None:
+        for name in self.raw["contexts"]:
+            if name.startswith("f:") or name == COLLECT:
+                key = COLLECT if name == COLLECT else "fixture:" + name[2:]
+                # Collection imports every test module; those imports are the files' own
+                # nodes, not something every test depends on.
+                units, deps, flags = self.gather(name, imports=name != COLLECT)
+                self.nodes[key] = Node(
+                    key, frozenset(units), frozenset(deps), tuple(sorted(flags.items()))
+                )
+
+    def test_entry(self, nodeid: str, info: dict[str, Any]) -> TestEntry:
+        units, deps, flags = self.gather("t:" + nodeid)
+        deps |= {COLLECT, file_key(info["file"])}
+        deps |= set(self.fixture_nodes(info.get("fixtures", ())))
+        deps = {d for d in deps if d in self.nodes}
+        if info.get("outcome") == "failed":
+            flags[NOT_PASSED] = "failed"
+        return TestEntry(
+            nodeid=nodeid,
+            file=info["file"],
+            units=frozenset(units),
+            deps=frozenset(deps),
+            flags=tuple(sorted(flags.items())),
+            fixtures=tuple(info.get("fixtures", ())),
+            outcome=str(info.get("outcome", "passed")),
+            duration=float(info.get("duration", 0.0)),
+            ambient=str(info.get("ambient", "")),
+        )
+
+    def fixture_nodes(self, keys: Iterable[str]) -> Iterable[str]:
+        for key in keys:
+            if key.startswith("*::"):
+                suffix = key[1:]
+                yield from (
+                    k for k in self.nodes if k.startswith("fixture:") and k.endswith(suffix)
+                )
+            else:
+                yield "fixture:" + key
+
+
+def build(
+    raw: dict[str, Any],
+    *,
+    sha: str,
+    tracked: Callable[[str], bool],
+    data_ok: Callable[[str], bool],
+    env: str = "",
+) -> Witness:
+    """The witness of one recording at revision ``sha``."""
+    builder = _Builder(raw, tracked, data_ok)
+    builder.file_nodes()
+    builder.other_nodes()
+    tests = {n: builder.test_entry(n, info) for n, info in raw["tests"].items()}
+    nodes = builder.nodes
+    tests = with_incompleteness(nodes, tests)
+    return Witness(
+        sha=sha,
+        recorded_at=float(raw.get("started_at", 0.0)),
+        python=str(raw.get("python", "")),
+        env=env,
+        ambient=dict(raw.get("ambient", {})),
+        nodes=nodes,
+        tests=tests,
+        collected=frozenset(raw.get("collected", ())),
+        collect_errors=frozenset(raw.get("collect_errors", ())),
+    )
+
+
+def dependents(nodes: dict[str, Node]) -> dict[str, list[str]]:
+    reverse: dict[str, list[str]] = defaultdict(list)
+    for node in nodes.values():
+        for dep in node.deps:
+            reverse[dep].append(node.key)
+    return reverse
+
+
+def spread(nodes: dict[str, Node], seeds: dict[str, str]) -> dict[str, str]:
+    """Every node that depends, directly or not, on a seed, with the seed's explanation."""
+    reverse = dependents(nodes)
+    found = dict(seeds)
+    queue = deque(seeds)
+    while queue:
+        key = queue.popleft()
+        for parent in reverse.get(key, ()):
+            if parent not in found:
+                found[parent] = found[key]
+                queue.append(parent)
+    return found
+
+
+def with_incompleteness(
+    nodes: dict[str, Node], tests: dict[str, TestEntry]
+) -> dict[str, TestEntry]:
+    """A test is incomplete when it, or anything it depends on, did what the witness cannot
+    follow: the reason travels with it (e.g. the import of a module that ran a subprocess)."""
+    seeds = {k: f"{n.flags[0][0]} ({_where(k)}: {n.flags[0][1]})" for k, n in nodes.items()
+             if n.flags}
+    tainted = spread(nodes, seeds)
+    out = {}
+    for nodeid, test in tests.items():
+        why = f"{test.flags[0][0]}: {test.flags[0][1]}" if test.flags else None
+        if why is None:
+            why = next((tainted[d] for d in sorted(test.deps) if d in tainted), None)
+        out[nodeid] = replace(test, incomplete=why)
+    return out
+
+
+def _where(key: str) -> str:
+    return key.split(":", 1)[1] if ":" in key else "collection"
+
+
+def closure(witness: Witness, test: TestEntry) -> frozenset[Unit]:
+    """Every unit a test depends on, through all its nodes (for ``witness show``)."""
+    units = set(test.units)
+    seen: set[str] = set()
+    queue = deque(test.deps)
+    while queue:
+        key = queue.popleft()
+        node = witness.nodes.get(key)
+        if key in seen or node is None:
+            continue
+        seen.add(key)
+        units |= node.units
+        queue.extend(node.deps)
+    return frozenset(units)

@@ -1,0 +1,276 @@
+"""Turn a finished recording into plain data: blocks per context, files, imports, tests.
+
+Runs inside the recording pytest process (stdlib, coverage and ``blocks`` only; pytest only
+for types, so agentgate can read ``RAW_VERSION`` without pytest). The raw recording is a
+JSON-able dict that ``agentgate.witness.graph`` turns into a witness.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from agentgate.witness import blocks
+
+if TYPE_CHECKING:
+    import pytest
+
+    from agentgate.witness.recorder import Recorder
+
+RAW_VERSION = 1
+
+
+def tool_dirs() -> tuple[str, ...]:
+    """Folders whose own file reads are tooling (pytest's assertion rewriting reading test
+    sources, the import system), never a test's data."""
+    import importlib
+
+    import _pytest
+    import coverage
+    import pluggy
+
+    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy, coverage, importlib)]
+    return tuple(os.path.join(d, "") for d in dirs if d)
+
+
+def module_files() -> Iterator[str]:
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            yield path
+
+
+def fixture_key(fixturedef: Any) -> str:
+    return f"{getattr(fixturedef, 'baseid', '')}::{fixturedef.argname}"
+
+
+def fixture_keys(item: pytest.Item) -> set[str]:
+    """Every fixture definition the test requested, overridden ones included."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", None)
+    keys: set[str] = set()
+    for name in getattr(item, "fixturenames", ()):
+        found = defs.get(name, ()) if isinstance(defs, dict) else ()
+        keys.update(fixture_key(d) for d in found)
+        if not found:
+            keys.add(f"*::{name}")  # unknown definition: every fixture of that name counts
+    return keys
+
+
+def raw_recording(rec: Recorder, session: pytest.Session) -> dict[str, Any]:
+    modules = _modules(rec, session)
+    return {
+        "version": RAW_VERSION,
+        "python": sys.version.split()[0],
+        "started_at": rec.started_at,
+        "ambient": rec.session_ambient,
+        "contexts": _contexts(rec, _units_by_context(rec)),
+        "import_files": {k: v for k, v in rec.import_files.items() if v},
+        "static": _static_imports(rec.root, modules),
+        "preloaded": sorted(rec.preloaded),
+        "tests": {
+            nodeid: {
+                "file": run.file,
+                "fixtures": sorted(run.fixtures),
+                "ambient": run.ambient,
+                "outcome": run.outcome,
+                "duration": round(run.duration, 6),
+            }
+            for nodeid, run in rec.tests.items()
+        },
+        "collected": sorted(rec.collected),
+        "collect_errors": sorted(rec.collect_errors),
+    }
+
+
+def _contexts(rec: Recorder, units: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
+    """Every context that holds data or leads to one; imports of third-party modules that
+    ran no repository code are dropped (most of them)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name, ctx in rec.contexts.items():
+        entries[name] = {
+            "units": units.get(name, {}),
+            "opened": sorted(ctx.opened),
+            "listed": sorted(ctx.listed),
+            "flags": dict(ctx.flags),
+            "imports": list(ctx.imports),
+        }
+    for name, files in units.items():
+        entries.setdefault(name, _empty())["units"] = files
+    kept: set[str] = set()
+    # Children are numbered after their parents, so one pass from the highest number up
+    # decides each import context after all of its children.
+    imports = sorted((n for n in entries if n.startswith("i:")), key=lambda n: -int(n[2:]))
+    others = [n for n in entries if not n.startswith("i:")]
+    for name in [*imports, *others]:
+        entry = entries[name]
+        entry["imports"] = [c for c in entry["imports"] if c in kept]
+        has_data = any(entry[k] for k in ("units", "opened", "listed", "flags", "imports"))
+        if has_data or rec.import_files.get(name):
+            kept.add(name)
+    return {n: entries[n] for n in entries if n in kept or n == "c"}
+
+
+def _empty() -> dict[str, Any]:
+    return {"units": {}, "opened": [], "listed": [], "flags": {}, "imports": []}
+
+
+def _units_by_context(rec: Recorder) -> dict[str, dict[str, list[str]]]:
+    """coverage's lines per context, mapped onto the blocks of each file."""
+    data = rec.cov.get_data()
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for measured in data.measured_files():
+        rel = rec.rel(measured)
+        if rel is None:
+            continue
+        layout = _parsed(measured)[1]
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            name = layout.block_at(line) if layout else blocks.MODULE
+            for ctx in contexts:
+                found[ctx or "c"][rel].add(name)
+    return {ctx: {f: sorted(n) for f, n in files.items()} for ctx, files in found.items()}
+
+
+_PARSED: dict[str, tuple[ast.Module | None, blocks.FileBlocks | None]] = {}
+
+
+def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
+    """Each file parsed once for both the block layout and the import scan."""
+    if path not in _PARSED:
+        tree = layout = None
+        source = _read(path)
+        try:
+            text = blocks.decode(source) if source is not None else None
+            tree = ast.parse(text) if text is not None else None
+            layout = blocks.from_tree(tree, text) if tree is not None and text else None
+        except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
+            tree = layout = None
+        _PARSED[path] = (tree, layout)
+    return _PARSED[path]
+
+
+def _modules(rec: Recorder, session: pytest.Session) -> dict[str, tuple[str, str]]:
+    """Repository files that ran as modules: {path: (module name, package or "")}."""
+    found: dict[str, tuple[str, str]] = {}
+    candidates = list(sys.modules.items())
+    for plugin in session.config.pluginmanager.get_plugins():
+        name = getattr(plugin, "__name__", None)
+        if isinstance(name, str) and hasattr(plugin, "__file__"):
+            candidates.append((name, plugin))
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is not None:
+            candidates.append((module.__name__, module))
+    for name, module in candidates:
+        rel = rec.rel(getattr(module, "__file__", None))
+        if rel and rel.endswith(".py"):
+            package = getattr(module, "__package__", None) or name.rpartition(".")[0]
+            found[rel] = (name, package)
+    return found
+
+
+def _static_imports(
+    root: str, modules: dict[str, tuple[str, str]]
+) -> dict[str, dict[str, list[str]]]:
+    """Repository files each block of each module imports: ``{path: {block: [paths]}}``.
+
+    A test that uses module M depends on the module-level code of everything M's module
+    block imports, even modules no test ran a line of (a constants module read through
+    ``from .settings import LIMIT``); an import inside a function counts only for tests that
+    ran that function. The dynamic record alone cannot show either.
+    """
+    by_name = {name: rel for rel, (name, _pkg) in modules.items()}
+    edges: dict[str, dict[str, list[str]]] = {}
+    for rel, (name, package) in modules.items():
+        per_block: dict[str, list[str]] = {}
+        full = os.path.join(root, *rel.split("/"))
+        for block, names in _imported_names(full, name, package).items():
+            targets = {by_name[n] for n in names if n in by_name} - {rel}
+            if targets:
+                per_block[block] = sorted(targets)
+        if per_block:
+            edges[rel] = per_block
+    return edges
+
+
+def _imported_names(path: str, name: str, package: str) -> dict[str, set[str]]:
+    """Module names imported by each block of a file; the module's own parent packages
+    belong to its module block (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    found[blocks.MODULE].update(_parents(name)[:-1])
+    tree, layout = _parsed(path)
+    if tree is None or layout is None:
+        return found
+    for node in ast.walk(tree):
+        names = _node_imports(node, package)
+        if names:
+            found[layout.block_at(getattr(node, "lineno", 0))].update(names)
+    return found
+
+
+def _node_imports(node: ast.AST, package: str) -> list[str]:
+    names: list[str] = []
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            names.extend(_parents(alias.name))
+    elif isinstance(node, ast.ImportFrom):
+        base = _resolve(node.module, node.level, package)
+        if base:
+            names.extend(_parents(base))
+            names.extend(f"{base}.{a.name}" for a in node.names)
+    elif isinstance(node, ast.Call) and _literal_import(node):
+        names.extend(_parents(node.args[0].value))  # type: ignore[attr-defined]
+    return names
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _resolve(module: str | None, level: int, package: str) -> str | None:
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else [])) or None
+
+
+def _literal_import(node: ast.Call) -> bool:
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return (
+        called in ("import_module", "__import__")
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+
+
+def store_here(root: str, raw: dict[str, Any]) -> str:
+    """``pytest --agentgate-witness`` without an output file: store it for HEAD."""
+    try:
+        from pathlib import Path
+
+        from agentgate.errors import AgentgateError
+        from agentgate.witness import record
+    except ImportError as exc:
+        return f"agentgate witness: not stored ({exc}); use agentgate witness record"
+    try:
+        return record.store_raw(Path(root), raw)
+    except AgentgateError as exc:
+        return f"agentgate witness: not stored: {exc.message}"

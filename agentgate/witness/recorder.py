@@ -1,0 +1,387 @@
+"""The recording half of the plugin: per-test coverage contexts, an audit hook, an import hook.
+
+Every piece of code that runs is attributed to exactly one *context*, the innermost of:
+``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
+shared by every test that uses the fixture, so a session fixture set up during the first
+test still counts for the last), ``i:<n>`` (the execution of one module at its first import,
+whoever triggered it), and ``c`` (collection and everything else). A later step
+(``agentgate.witness.graph``) gives each test the contexts it depended on: its own, its
+fixtures', and the imports of every file it touched. So a module first imported by test A
+still counts for test B that uses it, and neither test is marked or unmarked by the order.
+
+Audit events (PEP 578) see what coverage cannot: files opened for reading, folders listed,
+and anything the witness cannot follow (subprocesses, sockets, ctypes), each attributed to
+the context it happened in. An audit hook cannot be removed, so one hook is installed per
+process and does nothing unless a recorder is active.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib._bootstrap as bootstrap
+import json
+import os
+import sys
+import sysconfig
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from agentgate.witness import harvest
+
+_ACTIVE: Recorder | None = None
+_HOOK_INSTALLED = False
+_ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
+
+_OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
+_WATCHED = {
+    "open": _OPEN,
+    "os.listdir": _LIST,
+    "os.scandir": _LIST,
+    "sqlite3.connect": _DB,
+    **dict.fromkeys(
+        ("subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork",
+         "os.forkpty", "os.startfile", "pty.spawn"),
+        _PROCESS,
+    ),
+    **dict.fromkeys(
+        ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
+         "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
+         "socket.gethostbyaddr", "socket.getnameinfo"),
+        _NETWORK,
+    ),
+    **dict.fromkeys(
+        ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata",
+         "ctypes.cdata/buffer", "ctypes.call_function", "ctypes.addressof", "ctypes.string_at",
+         "ctypes.wstring_at", "ctypes.PyObj_FromPtr", "ctypes.get_errno", "ctypes.set_errno"),
+        _CTYPES,
+    ),
+}
+_WHY = {
+    _PROCESS: "ran a subprocess",
+    _NETWORK: "used the network (socket)",
+    _CTYPES: "called native code through ctypes",
+}
+_TOOL, _REPO, _LIB = "tool", "repo", "lib"
+_STDLIB = tuple(
+    os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib")
+)
+# Files the import machinery and pytest itself read (sources, bytecode, assertion
+# rewriting) are not the test's data.
+_SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
+
+
+@dataclass
+class Context:
+    opened: set[str] = field(default_factory=set)
+    listed: set[str] = field(default_factory=set)
+    flags: dict[str, str] = field(default_factory=dict)
+    imports: list[str] = field(default_factory=list)  # import contexts started from here
+
+
+@dataclass
+class TestRun:
+    file: str
+    fixtures: set[str]
+    ambient: str
+    outcome: str = "passed"
+    duration: float = 0.0
+
+
+class Recorder:
+    """Registered as a plugin only while recording; see ``plugin._enable``."""
+
+    def __init__(self, *, root: str, ambient: tuple[str, ...], out: str | None) -> None:
+        self.root = os.path.abspath(root)
+        self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
+        self.ambient_names = ambient
+        self.out = out
+        self.contexts: dict[str, Context] = {"c": Context()}
+        self.import_names: dict[str, str] = {}
+        self.tests: dict[str, TestRun] = {}
+        self.collected: set[str] = set()
+        self.collect_errors: set[str] = set()
+        self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, coverage label)
+        self.import_files: dict[str, str | None] = {}
+        self._imports = 0
+        self._busy = False
+        self._current = "c"
+        self._fixtures_now: set[str] = set()
+        self._skip_callers = harvest.tool_dirs()
+        self.started_at = time.time()
+        self.session_ambient = {n: os.environ.get(n) for n in ambient}
+        self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
+        import coverage  # only when recording: the plugin must cost nothing otherwise
+
+        self.cov = coverage.Coverage(
+            data_file=None, config_file=False, branch=False, source=[self.root],
+            omit=["*/site-packages/*", "*/dist-packages/*", "*/.venv/*", "*/.tox/*"],
+        )
+        # The sysmon core has no dynamic contexts; coverage without the option has no sysmon.
+        with contextlib.suppress(Exception):
+            self.cov.set_option("run:core", "ctrace")
+        self.cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        global _ACTIVE
+        self.cov.start()
+        core = getattr(self.cov, "_core", None)
+        if core is not None and not getattr(core, "supports_dynamic_contexts", True):
+            self.cov.stop()
+            # Without per-context data every line would count for the wrong test: refuse.
+            raise pytest.UsageError(
+                "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
+                "contexts); unset COVERAGE_CORE or set it to ctrace"
+            )
+        _install_hooks()
+        self.cov.switch_context("c")
+        _ACTIVE = self
+
+    def stop(self) -> None:
+        global _ACTIVE
+        _ACTIVE = None
+        bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
+        self.cov.stop()
+
+    def abandon(self) -> None:
+        if _ACTIVE is self:
+            self.stop()
+
+    # --- contexts ----------------------------------------------------------------------
+
+    def push(self, ctx: str, *, cover: bool = True) -> None:
+        label = ctx if cover else self._stack[-1][1]
+        self._switch(label)
+        self._stack.append((ctx, label))
+        self.contexts.setdefault(ctx, Context())
+
+    def pop(self, ctx: str) -> None:
+        while len(self._stack) > 1:
+            top, _ = self._stack.pop()
+            if top == ctx:
+                break
+        self._switch(self._stack[-1][1])
+
+    def _switch(self, label: str) -> None:
+        if label == self._current:
+            return
+        self._busy = True
+        try:
+            self.cov.switch_context(label)
+            self._current = label
+        finally:
+            self._busy = False
+
+    @property
+    def context(self) -> Context:
+        return self.contexts[self._stack[-1][0]]
+
+    def begin_import(self, name: str) -> str:
+        self._imports += 1
+        ctx = f"i:{self._imports}"
+        self.context.imports.append(ctx)
+        self.import_names[ctx] = name
+        self.push(ctx)
+        return ctx
+
+    def end_import(self, ctx: str, name: str) -> None:
+        self.pop(ctx)
+        module = sys.modules.get(name)
+        self.import_files[ctx] = self.rel(getattr(module, "__file__", None))
+
+    # --- audit events --------------------------------------------------------------------
+
+    def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
+        outside = self._stack[-1][0] == "c"
+        if kind in _WHY:
+            # Inside a test, fixture or import, whoever spawns does it for that context
+            # (pytester's subprocess runs count). Outside, only the repository's own code
+            # counts: a third-party plugin probing the machine at startup is no test's doing.
+            if not outside or self._origin(frame) == _REPO:
+                self.context.flags.setdefault(_WHY[kind], _describe(event, args))
+            return
+        origin = self._origin(frame)
+        if origin == _TOOL or (outside and origin != _REPO):
+            return
+        if kind == _OPEN and not _reads(args):
+            return
+        path = args[0] if args else None
+        if kind == _LIST and path is None:
+            path = "."
+        rel = self.rel(path)
+        if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
+            return
+        (self.context.listed if kind == _LIST else self.context.opened).add(rel)
+
+    def _origin(self, frame: Any) -> str:
+        """Whose code caused an event: the first frame that is not the standard library."""
+        for _ in range(80):
+            if frame is None:
+                break
+            name = frame.f_code.co_filename
+            if name.startswith(("<frozen ", *self._skip_callers)):
+                return _TOOL
+            if "site-packages" in name or "dist-packages" in name:
+                return _LIB
+            if self.rel(name) is not None:
+                return _REPO
+            if not (name.startswith(_STDLIB) or name.startswith("<")):
+                return _LIB
+            frame = frame.f_back
+        return _LIB
+
+    def rel(self, path: object) -> str | None:
+        """A repository-relative path, or None for anything outside the repository."""
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        elif isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str) or path == ":memory:":
+            return None
+        full = os.path.abspath(path)
+        for prefix in self._prefixes:
+            if full.startswith(prefix):
+                return full[len(prefix):].replace(os.sep, "/")
+        return "." if full in (self.root, os.path.realpath(self.root)) else None
+
+    # --- pytest hooks --------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, Any]:
+        ctx = "t:" + item.nodeid
+        self._fixtures_now = set()
+        self.tests[item.nodeid] = TestRun(
+            file=self.rel(str(item.path)) or item.nodeid.split("::")[0],
+            fixtures=set(),
+            ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
+        )
+        self.push(ctx)
+        try:
+            return (yield)
+        finally:
+            self.pop(ctx)
+            run = self.tests[item.nodeid]
+            run.fixtures = harvest.fixture_keys(item) | self._fixtures_now
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(
+        self, fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+    ) -> Generator[None, Any, Any]:
+        if getattr(fixturedef, "scope", None) == "function":
+            # Set up anew for each test: its code already belongs to the test's context.
+            return (yield)
+        key = harvest.fixture_key(fixturedef)
+        self._fixtures_now.add(key)
+        code = getattr(fixturedef.func, "__code__", None)
+        in_repo = code is not None and self.rel(code.co_filename) is not None
+        self.push("f:" + key, cover=in_repo)
+        try:
+            return (yield)
+        finally:
+            self.pop("f:" + key)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run = self.tests.get(report.nodeid)
+        if run is None:
+            return
+        run.duration += report.duration
+        if report.failed:
+            run.outcome = "failed"
+        elif report.skipped and run.outcome == "passed":
+            run.outcome = "skipped"
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        path = report.nodeid.split("::")[0]
+        if not path or not os.path.isfile(os.path.join(self.root, path)):
+            return
+        (self.collect_errors if report.failed else self.collected).add(path)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        result = yield
+        self.finish(session)
+        return result
+
+    # --- output --------------------------------------------------------------------------
+
+    def finish(self, session: pytest.Session) -> None:
+        self.stop()
+        started = time.perf_counter()
+        raw = harvest.raw_recording(self, session)
+        raw["harvest_seconds"] = round(time.perf_counter() - started, 3)
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if self.out:
+            with open(self.out, "w", encoding="utf-8") as fh:
+                json.dump(raw, fh)
+            said = f"agentgate witness: {len(self.tests)} tests recorded -> {self.out}"
+        else:
+            said = harvest.store_here(self.root, raw)
+        if reporter is not None:
+            reporter.write_line(said)
+
+
+def _reads(args: tuple[Any, ...]) -> bool:
+    mode, flags = (*args, None, 0)[1:3]
+    if isinstance(mode, str):
+        return "r" in mode or "+" in mode
+    return isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
+
+
+def _describe(event: str, args: tuple[Any, ...]) -> str:
+    """The event and its telling argument: the command line, the address, the library."""
+    second = event in ("subprocess.Popen", "socket.connect", "socket.bind", "socket.sendto")
+    shown = args[1] if second and len(args) > 1 else (args[0] if args else "")
+    return f"{event} {shown!r}"[:120]
+
+
+def _ambient_print(values: dict[str, str | None]) -> str:
+    text = json.dumps(values, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    recorder = _ACTIVE
+    if recorder is None or recorder._busy:
+        return
+    kind = _WATCHED.get(event)
+    if kind is None:
+        return
+    caller = sys._getframe(1)
+    recorder._busy = True
+    try:
+        recorder.on_event(kind, event, args, caller)
+    finally:
+        recorder._busy = False
+
+
+def _find_and_load(name: str, import_: Any) -> Any:
+    recorder = _ACTIVE
+    if recorder is None or recorder._busy:
+        return _ORIGINAL_FIND_AND_LOAD(name, import_)
+    ctx = recorder.begin_import(name)
+    try:
+        return _ORIGINAL_FIND_AND_LOAD(name, import_)
+    finally:
+        recorder.end_import(ctx, name)
+
+
+def _install_hooks() -> None:
+    """One audit hook per process (they cannot be removed); the import hook each start.
+
+    The interpreter looks ``_find_and_load`` up on ``importlib._bootstrap`` at every import
+    it cannot answer from ``sys.modules``, so wrapping it sees exactly the first import of
+    each module, from ``import`` statements and ``importlib.import_module`` alike.
+    """
+    global _HOOK_INSTALLED
+    if not _HOOK_INSTALLED:
+        sys.addaudithook(_audit)
+        _HOOK_INSTALLED = True
+    bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]

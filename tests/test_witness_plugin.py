@@ -1,0 +1,224 @@
+"""The recording plugin, run in real pytest subprocesses (pytester), read back as a witness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentgate.config import DEFAULT_AMBIENT
+from agentgate.witness import graph, plugin
+from agentgate.witness.blocks import DIR, MODULE, WHOLE
+
+pytest_plugins = ["pytester"]
+
+APP = {
+    "app/__init__.py": "",
+    "app/lazy.py": "def compute():\n    return 42\n",
+    "app/consts.py": "LIMIT = 3\n",
+    "app/core.py": (
+        "def lazy_user():\n    from app import lazy\n    return lazy.compute()\n\n"
+        "def limit():\n    from app import consts\n    return consts.LIMIT\n\n"
+        "def plain():\n    return 1\n"
+    ),
+    "app/slow.py": (
+        "def _build():\n    return {'a': 1}\n\nTABLE = _build()\n\n"
+        "def lookup(k):\n    return TABLE[k]\n"
+    ),
+}
+
+
+def _write(pytester: pytest.Pytester, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = pytester.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _record(pytester: pytest.Pytester, files: dict[str, str], *args: str) -> graph.Witness:
+    _write(pytester, {**APP, **files})
+    out = pytester.path / "raw.json"
+    result = pytester.runpytest_subprocess(
+        "-p", "agentgate.witness", "--agentgate-witness", f"--agentgate-witness-out={out}",
+        "-p", "no:randomly", "-p", "no:cacheprovider", *args,
+    )
+    assert out.is_file(), result.stdout.str() + result.stderr.str()
+    raw = json.loads(out.read_text(encoding="utf-8"))
+    return graph.build(raw, sha="0" * 40, tracked=lambda p: True, data_ok=lambda p: True)
+
+
+def _deps(witness: graph.Witness, nodeid: str) -> frozenset[tuple[str, str]]:
+    return graph.closure(witness, witness.tests[nodeid])
+
+
+def test_installed_but_not_asked_registers_nothing(pytester: pytest.Pytester) -> None:
+    probe = (
+        "import sys, importlib._bootstrap as bootstrap\n"
+        "def test_probe(pytestconfig):\n"
+        "    assert pytestconfig.pluginmanager.has_plugin('agentgate.witness')\n"
+        "    state = {\n"
+        "        'recorder': pytestconfig.pluginmanager.get_plugin('agentgate-witness-recorder')"
+        " is not None,\n"
+        "        'coverage': 'coverage' in sys.modules,\n"
+        "        'audit_module': 'agentgate.witness.recorder' in sys.modules,\n"
+        "        'import_hook': 'agentgate' in bootstrap._find_and_load.__module__,\n"
+        "    }\n"
+        "    print('STATE', sorted(k for k, v in state.items() if v))\n"
+    )
+    pytester.makepyfile(test_probe=probe)
+    quiet = pytester.runpytest_subprocess("-s", "-p", "agentgate.witness")
+    assert "STATE []" in quiet.stdout.str()
+    # The same probe sees all four when asked to record: it can tell them apart.
+    out = pytester.path / "raw.json"
+    loud = pytester.runpytest_subprocess(
+        "-s", "-p", "agentgate.witness", "--agentgate-witness", f"--agentgate-witness-out={out}"
+    )
+    assert "STATE ['audit_module', 'coverage', 'import_hook', 'recorder']" in loud.stdout.str()
+
+
+def test_lazy_import_counts_for_a_test_that_runs_after_the_first_importer(
+    pytester: pytest.Pytester,
+) -> None:
+    tests = (
+        "def test_a_imports_first():\n    from app import lazy\n    assert lazy.compute() == 42\n\n"
+        "def test_b_lazy_user():\n    from app.core import lazy_user\n"
+        "    assert lazy_user() == 42\n\n"
+        "def test_c_plain():\n    from app.core import plain\n    assert plain() == 1\n"
+    )
+    witness = _record(pytester, {"tests/test_lazy.py": tests})
+    b = _deps(witness, "tests/test_lazy.py::test_b_lazy_user")
+    assert ("app/lazy.py", "compute") in b
+    assert ("app/lazy.py", MODULE) in b
+    c = _deps(witness, "tests/test_lazy.py::test_c_plain")
+    assert ("app/lazy.py", "compute") not in c
+    assert ("app/core.py", "plain") in c and ("app/core.py", "lazy_user") not in c
+
+
+def test_import_time_code_counts_for_every_user_not_only_the_first_importer(
+    pytester: pytest.Pytester,
+) -> None:
+    tests = (
+        "def test_a_imports():\n    import app.slow\n\n"
+        "def test_b_uses():\n    from app import slow\n    assert slow.lookup('a') == 1\n\n"
+        "def test_c_const():\n    from app.core import limit\n    assert limit() == 3\n"
+    )
+    witness = _record(pytester, {"tests/test_slow.py": tests})
+    b = _deps(witness, "tests/test_slow.py::test_b_uses")
+    assert ("app/slow.py", "_build") in b  # ran during test_a's import, counts for test_b
+    c = _deps(witness, "tests/test_slow.py::test_c_const")
+    assert ("app/consts.py", MODULE) in c  # read through a function-level import
+    assert ("app/slow.py", "_build") not in c
+
+
+def test_subprocess_and_socket_mark_only_their_own_test(pytester: pytest.Pytester) -> None:
+    tests = (
+        "import socket, subprocess, sys\n\n"
+        "def test_sub():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n"
+        "def test_sock():\n    s = socket.socket()\n    try:\n"
+        "        s.connect(('127.0.0.1', 9))\n    except OSError:\n        pass\n"
+        "    finally:\n        s.close()\n\n"
+        "def test_quiet():\n    assert True\n"
+    )
+    witness = _record(pytester, {"tests/test_io.py": tests})
+    assert "subprocess" in str(witness.tests["tests/test_io.py::test_sub"].incomplete)
+    assert "socket" in str(witness.tests["tests/test_io.py::test_sock"].incomplete)
+    assert witness.tests["tests/test_io.py::test_quiet"].complete
+
+
+def test_a_subprocess_started_by_pytest_tooling_still_counts(pytester: pytest.Pytester) -> None:
+    files = {"tests/test_nested.py": (
+        "pytest_plugins = ['pytester']\n\n"
+        "def test_nested(pytester):\n"
+        "    pytester.makepyfile('def test_inner():\\n    pass\\n')\n"
+        "    pytester.runpytest_subprocess().assert_outcomes(passed=1)\n"
+    )}
+    witness = _record(pytester, files)
+    assert "subprocess" in str(witness.tests["tests/test_nested.py::test_nested"].incomplete)
+
+
+def test_a_module_that_spawns_at_import_marks_every_user_in_any_order(
+    pytester: pytest.Pytester,
+) -> None:
+    files = {
+        "app/version.py": "import subprocess, sys\n"
+        "OUT = subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout\n",
+        "tests/test_order.py": (
+            "def test_first():\n    import app.version\n\n"
+            "def test_second():\n    from app import version\n    assert version.OUT\n\n"
+            "def test_unrelated():\n    assert True\n"
+        ),
+    }
+    witness = _record(pytester, files)
+    for name in ("test_first", "test_second"):
+        assert "subprocess" in str(witness.tests[f"tests/test_order.py::{name}"].incomplete)
+    assert witness.tests["tests/test_order.py::test_unrelated"].complete
+
+
+def test_session_fixture_code_counts_for_every_test_using_it(pytester: pytest.Pytester) -> None:
+    files = {
+        "tests/conftest.py": "import pytest\n\n@pytest.fixture(scope='session')\n"
+        "def shared():\n    from app.core import plain\n    return plain()\n",
+        "tests/test_fix.py": "def test_one(shared):\n    assert shared == 1\n\n"
+        "def test_two(shared):\n    assert shared == 1\n\n"
+        "def test_none():\n    assert True\n",
+    }
+    witness = _record(pytester, files)
+    for name in ("test_one", "test_two"):
+        assert ("app/core.py", "plain") in _deps(witness, f"tests/test_fix.py::{name}")
+    assert ("app/core.py", "plain") not in _deps(witness, "tests/test_fix.py::test_none")
+
+
+def test_files_read_and_folders_listed_are_recorded_per_test(pytester: pytest.Pytester) -> None:
+    files = {
+        "tests/fixtures/x.json": '{"v": 1}\n',
+        "tests/test_data.py": (
+            "import json, os\n\n"
+            "def test_reads():\n    with open('tests/fixtures/x.json') as f:\n"
+            "        assert json.load(f)['v'] == 1\n\n"
+            "def test_lists():\n    assert 'x.json' in os.listdir('tests/fixtures')\n\n"
+            "def test_neither():\n    assert True\n"
+        ),
+    }
+    witness = _record(pytester, files)
+    assert ("tests/fixtures/x.json", WHOLE) in _deps(witness, "tests/test_data.py::test_reads")
+    assert ("tests/fixtures", DIR) in _deps(witness, "tests/test_data.py::test_lists")
+    neither = _deps(witness, "tests/test_data.py::test_neither")
+    assert not any(path.startswith("tests/fixtures") for path, _ in neither)
+    # The test sources pytest itself reads (assertion rewriting) are not data.
+    assert ("tests/test_data.py", WHOLE) not in neither
+
+
+def test_failed_test_is_incomplete_and_ambient_is_recorded(pytester: pytest.Pytester) -> None:
+    files = {"tests/test_fail.py": "def test_bad():\n    assert False\n\n"
+             "def test_good():\n    pass\n"}
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("TZ", "Europe/Paris")
+    try:
+        witness = _record(pytester, files, "--agentgate-witness-ambient=TZ,LANG")
+    finally:
+        monkey.undo()
+    assert witness.tests["tests/test_fail.py::test_bad"].incomplete == (
+        f"{graph.NOT_PASSED}: failed"
+    )
+    assert witness.tests["tests/test_fail.py::test_good"].complete
+    assert witness.ambient["TZ"] == "Europe/Paris"
+    assert set(witness.ambient) == {"TZ", "LANG"}
+
+
+def test_plugin_default_ambient_matches_config() -> None:
+    assert plugin.DEFAULT_AMBIENT == DEFAULT_AMBIENT
+
+
+def test_collection_errors_are_recorded(pytester: pytest.Pytester) -> None:
+    files = {"tests/test_broken.py": "import nothing_here_at_all\n", "tests/test_ok.py":
+             "def test_ok():\n    pass\n"}
+    witness = _record(pytester, files)
+    assert "tests/test_broken.py" in witness.collect_errors
+    assert "tests/test_ok.py" in witness.collected
+
+
+def test_outputs_are_plain_json(tmp_path: Path, pytester: pytest.Pytester) -> None:
+    witness = _record(pytester, {"tests/test_x.py": "def test_x():\n    pass\n"})
+    assert list(witness.tests) == ["tests/test_x.py::test_x"]
+    assert witness.tests["tests/test_x.py::test_x"].outcome == "passed"
