@@ -24,6 +24,9 @@ from agentgate.config import PYTEST_CONFIG_FILES, Config
 from agentgate.gate import RangeCheck
 from agentgate.model import DELETED, Change, Reason, Result, Verdict, worst
 from agentgate.planner import Plan, PlanInput
+from agentgate.witness import gate as witness_gate
+from agentgate.witness import summary as witness_summary
+from agentgate.witness.gate import WitnessPlan
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
@@ -36,10 +39,29 @@ class Planned:
     plan: Plan
     extra_reasons: tuple[Reason, ...] = ()  # e.g. no base to compare against
     base_given: bool = True
+    # The witnessed selection (issue 6): per-test, inside the import-closure band's rules.
+    # None when no usable witness exists: the import-closure band runs, never fewer tests.
+    witness: WitnessPlan | None = None
+    witness_notes: tuple[str, ...] = ()
 
     @property
     def reasons(self) -> list[Reason]:
-        return [*self.range.reasons, *self.ledger, *self.extra_reasons, *self.plan.reasons]
+        drift = []
+        if self.witness is not None and self.witness.full_suite:
+            drift = [Reason("witness-ambient-drift", Verdict.PROMOTE,
+                            "the patch changes the ambient environment: "
+                            + self.witness.ambient_drift[0] + "; full suite required")]
+        return [*self.range.reasons, *self.ledger, *self.extra_reasons, *self.plan.reasons,
+                *drift]
+
+    @property
+    def selection(self) -> tuple[str, ...] | None:
+        """What the band passes to pytest; None for the whole suite."""
+        if self.full_suite:
+            return None
+        if self.witness is not None:
+            return self.witness.run_args
+        return self.plan.tests
 
     @property
     def blocked(self) -> bool:
@@ -95,7 +117,21 @@ def plan_range(root: Path, base: str | None, head: str) -> Planned:
     )
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)
-    return Planned(checked, (), planner.plan(inp), extra, base_given=base is not None)
+    planned = Planned(checked, (), planner.plan(inp), extra, base_given=base is not None)
+    return _with_witness(root, planned)
+
+
+def _with_witness(root: Path, planned: Planned) -> Planned:
+    """Narrow the band per test with the newest usable witness (one recorded at an ancestor
+    of the base); a promoted or blocked plan, or no witness, keeps the import-closure band."""
+    if planned.full_suite or planned.blocked or not planned.base_given:
+        return planned
+    checked, notes = planned.range, list[str]()
+    wplan = witness_gate.evaluate(
+        root, checked.config, base=checked.merge_base, head=checked.head,
+        frozen=ledger.frozen_tests(root, checked.config), notes=notes,
+    )
+    return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 
 
 def with_ledger(planned: Planned, tree: Path) -> Planned:
@@ -109,14 +145,17 @@ def _fill(result: Result, planned: Planned) -> None:
     result.base = checked.base if planned.base_given else None
     result.head, result.changed = checked.head, checked.changes
     result.reasons = planned.reasons
-    result.notes = [*checked.notes, *the_plan.notes]
+    result.notes = [*checked.notes, *the_plan.notes, *planned.witness_notes]
     result.extra.update({
         "merge_base": checked.merge_base,
-        "tests": list(the_plan.tests),
+        "tests": list(planned.selection if planned.witness is not None and
+                      planned.selection is not None else the_plan.tests),
         "why": {t: list(c) for t, c in the_plan.why.items()},
         "suite_size": len(the_plan.suite),
         "run": "full" if planned.full_suite else "band",  # what check runs for this plan
     })
+    if planned.witness is not None:
+        result.extra["witness"] = witness_summary.to_json(planned.witness)
 
 
 def _change_texts(root: Path, checked: RangeCheck, config: Config) -> dict[Change, Texts]:
@@ -204,7 +243,7 @@ def _run(
     root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
 ) -> None:
     config = planned.range.config
-    selection = None if planned.full_suite else planned.plan.tests
+    selection = planned.selection
     if selection == () and not shadow:
         result.notes.append("no test impacted: nothing to run")
         result.extra["results"] = {"ran": False}
@@ -221,6 +260,11 @@ def _run(
     result.extra["results"] = checkrun_results.results_json(report, selection, planned.plan, config)
     if shadow:
         result.extra["shadow"] = checkrun_results.shadow_json(report, selection)
+    if planned.witness is not None:
+        failed = {n for r in report.runs if r.label != "shadow" for n in r.failed_ids}
+        stats, audit = witness_summary.shadow_stats(planned.witness, failed)
+        result.reasons += audit  # a sampled skip that fails is a witness bug: it fails
+        result.extra["witness"]["shadow_stats"] = stats
     result.extra["text"] = [*result.extra["text"], *_result_lines(report)]
 
 
@@ -232,6 +276,8 @@ def _test_lines(planned: Planned) -> list[str]:
     lines = [f"tests: {len(the_plan.tests)} of {len(the_plan.suite)} test file(s){full}"]
     for test, chain in the_plan.why.items():
         lines.append(f"  {test}: {_chain_text(chain)}")
+    if planned.witness is not None:
+        lines += witness_summary.text_lines(planned.witness)
     return lines
 
 
@@ -279,6 +325,8 @@ def _summary_lines(planned: Planned, result: Result, elapsed: float) -> list[str
     if results.get("ran"):
         lines.append(f"- results: {results['passed']} passed, {results['failed']} failed, "
                      f"{results['errors']} errors, {results['skipped']} skipped")
+    if planned.witness is not None:
+        lines += witness_summary.markdown_lines(planned.witness)
     lines.append(f"- time: {elapsed:.1f} s")
     return lines
 

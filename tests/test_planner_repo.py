@@ -263,6 +263,7 @@ def test_plan_text_report_shows_each_tests_why(chain: GitRepo) -> None:
         "agentgate plan: scoped (exit 0)",
         f"  range: {base}...{head}",
         "  note: no declared scope (.agentgate/scope absent at base): scope rule off",
+        "  note: no witness recorded (agentgate witness record); import-closure band",
         "  tests: 2 of 3 test file(s)",
         "    tests/test_report.py: tests/test_report.py -> app/report.py -> "
         "app/checkout/session.py",
