@@ -414,3 +414,29 @@ def test_several_refs_pre_commit_checks_only_the_first(
     outcome = push(project, env, "origin", "d", "c")  # the bad ref first: it is the one checked
     assert_failed(outcome, "agentgate-push", 4)
     assert remote_sha(remote, "c") is None and remote_sha(remote, "d") is None
+
+
+def test_freeze_record_for_a_test_the_same_patch_breaks_is_blocked(
+    project: GitRepo, env: dict[str, str]
+) -> None:
+    """Issue 4: an agent breaks a test and freezes it in the same commit; the hook refuses,
+    and the ledger record alone (by a human) must be valid to pass."""
+    from tests.test_ledger import freeze_json
+
+    nodeid = "tests/test_tax.py::test_tax"
+    before = project.sha()
+    project.write(CODE, "RATE = 0.3\n\n\ndef tax(x):\n    return x * RATE\n")  # breaks test_tax
+    project.write(".agentgate/freezes/test_tax.json", json.dumps(freeze_json(nodeid)))
+    project.add()
+    outcome = commit(project, env, "fix rate; freeze the flaky test", CLAUDECODE="1")
+    assert_blocked(outcome, project, before, "agentgate-trust", 4)
+    assert outcome.lines("blocked: trust-agent .agentgate/freezes/test_tax.json")
+    assert outcome.lines("blocked: trust-mixed .agentgate/freezes/test_tax.json")
+    # The record on its own, by a human, is checked by the ledger rules: no owner, no freeze.
+    project.git("reset", "-q", "--hard", before)
+    bad = freeze_json(nodeid, owner="")
+    project.write(".agentgate/freezes/test_tax.json", json.dumps(bad))
+    project.add()
+    outcome = commit(project, env, "freeze test_tax")
+    assert_blocked(outcome, project, before, "agentgate-trust", 4)
+    assert outcome.lines("blocked: ledger-owner")
