@@ -86,7 +86,10 @@ class RunResult:
     def green(self) -> bool:
         if self.timed_out or self.failed_ids:
             return False
-        return self.exit_code in (0, NO_TESTS) or (self.exit_code == 1 and bool(
+        # An empty selection of files may collect nothing; a whole suite that collects
+        # nothing ran no test at all, and that never counts as a pass.
+        passing = (0, NO_TESTS) if self.selected is not None else (0,)
+        return self.exit_code in passing or (self.exit_code == 1 and bool(
             self.frozen_failed_ids))
 
     def to_json(self) -> dict[str, Any]:

@@ -268,6 +268,13 @@ def test_full_suite_runs_without_a_selection(repo: GitRepo) -> None:
     assert (run.label, run.selected, run.passed, run.green) == ("full", None, 2, True)
 
 
+def test_a_full_suite_that_collects_nothing_is_not_a_pass(repo: GitRepo) -> None:
+    repo.files({"pytest.ini": "[pytest]\ntestpaths = tests\n", "tests/helpers.py": "X = 1\n"})
+    repo.commit("no tests at all")
+    run = _run(repo.path, None).runs[0]
+    assert (run.label, run.exit_code, run.green) == ("full", band.NO_TESTS, False)
+
+
 def test_band_runs_split_and_shadow() -> None:
     spec = BandSpec(("tests/p/test_x.py", "tests/test_y.py"), ("tests/p",), 3, shadow=True)
     runs = band.band_runs(spec, Path("."))
