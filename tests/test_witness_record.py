@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import sqlite3
 import subprocess
@@ -59,6 +60,11 @@ def _pytest_only_venv(tmp_path: Path) -> Path:
         if source.name == "__init__.py":
             source = source.parent
         (links / source.name).symlink_to(source)
+    # pytest reads its plugins' metadata (importlib.metadata), so the dist-infos come too.
+    for dist in ("pytest", "pluggy", "iniconfig", "packaging", "pygments"):
+        info = Path(str(importlib.metadata.distribution(dist)._path))  # type: ignore[attr-defined]
+        if not (links / info.name).exists():
+            (links / info.name).symlink_to(info)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "linked.pth").write_text(str(links) + "\n", encoding="utf-8")
     return venv
