@@ -62,3 +62,32 @@ def test_a_witnessed_band_still_fails_on_a_broken_test(repo: GitRepo) -> None:
     assert json.loads(checked.stdout)["results"]["failed_ids"] == [
         "tests/test_core.py::test_other"
     ]
+
+
+def test_a_failing_shadow_sample_is_reported_as_a_witness_bug(repo: GitRepo) -> None:
+    """An input the witness cannot see (an undeclared environment variable) makes a skipped
+    test fail; the shadow sample (here 100%) runs it anyway, and the check says so."""
+    import os
+
+    files = dict(FILES)
+    files["pyproject.toml"] = "[tool.agentgate]\nshadow_percent = 100\n"
+    files["tests/test_core.py"] = files["tests/test_core.py"].replace(
+        "def test_lookup():\n",
+        "def test_lookup():\n    import os\n    assert os.environ.get('SHOP_MODE') != 'off'\n",
+    )
+    repo.files(files)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    env = {**os.environ, "SHOP_MODE": "off"}
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path, env=env)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    data = json.loads(checked.stdout)
+    lookup = "tests/test_core.py::test_lookup"
+    assert data["witness"]["shadowed"] == [lookup]
+    assert data["witness"]["shadow_stats"]["shadow_failures"] == [lookup]
+    assert data["witness"]["shadow_stats"]["escalate_ratio"] == 0
+    codes = {(r["code"], r["path"]) for r in data["reasons"]}
+    assert ("witness-shadow-failure", lookup) in codes
+    assert {code for code, _ in codes} == {"tests-failed", "witness-shadow-failure"}
