@@ -172,3 +172,22 @@ def test_main_in_process_fast_path_needs_a_repo(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["hook", "pre-commit"]) == 64
+
+
+def test_plan_runs_without_importing_typer(app_repo: GitRepo) -> None:
+    """Planning must stay a small fraction of collecting a suite: typer's start-up is not paid
+    for a well-formed plan; usage errors still get typer's messages (and exit 64)."""
+    base = app_repo.sha()
+    app_repo.write("app/pricing/tax.py", "RATE = 0.3\n\ndef tax(x):\n    return x * RATE\n")
+    app_repo.commit("rate")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agentgate", "plan", "--base", base,
+         "--format", "json"],
+        cwd=app_repo.path, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["tests"] == ["tests/test_session.py", "tests/test_tax.py"]
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "typer" not in imported and "rich" not in imported
+    bad = run_agentgate("plan", "--base", base, "--bogus", cwd=app_repo.path)
+    assert bad.returncode == 64 and "--bogus" in bad.stderr

@@ -63,6 +63,12 @@ def _dispatch(args: list[str]) -> int:
 
         func: Callable[[list[str]], int] = getattr(hookcmd, fast[args[1]])
         return func(args[2:])
+    if args[:1] == ["plan"] and not {"-h", "--help"} & set(args):
+        from agentgate.cli import fastplan
+
+        parsed = fastplan.parse(args[1:])
+        if parsed is not None:
+            return fastplan.run(parsed)
     return _run_typer(args)
 
 

@@ -9,6 +9,7 @@ import typer
 
 from agentgate import gitio
 from agentgate.cli.common import FormatOption, RepoOption, finish
+from agentgate.cli.fastplan import repo_relative
 from agentgate.report import Format
 
 BaseOption = Annotated[
@@ -38,7 +39,7 @@ def plan_command(
     from agentgate import checkrun
 
     root = gitio.repo_root(repo)
-    return finish(checkrun.plan(root, base, head, explain=_repo_relative(root, explain)), fmt)
+    return finish(checkrun.plan(root, base, head, explain=repo_relative(root, explain)), fmt)
 
 
 def check_command(
@@ -56,16 +57,3 @@ def check_command(
 
     root = gitio.repo_root(repo)
     return finish(checkrun.check(root, base, head, shadow=shadow), fmt)
-
-
-def _repo_relative(root: Path, path: str | None) -> str | None:
-    """``--explain`` accepts a path as typed from the current folder, or repo-relative."""
-    if path is None:
-        return None
-    candidate = Path(path)
-    if candidate.exists():
-        try:
-            return candidate.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return path
