@@ -104,8 +104,7 @@ def plan_range(root: Path, base: str | None, head: str) -> Planned:
     checked = gate.check_range(root, base, head)
     config = checked.config
     graph = graph_mod.build(root, config, checked.head)
-    head_pytest = {name: gitio.read_text_at(root, checked.head, name)
-                   for name in PYTEST_CONFIG_FILES}
+    head_pytest = gitio.read_many_at(root, checked.head, list(PYTEST_CONFIG_FILES))
     texts = _change_texts(root, checked, config)
     inp = PlanInput(
         config=config,

@@ -36,7 +36,13 @@ def config_at(root: Path, rev: str | None) -> Config:
     """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
     if rev is None:
         return config_mod.load(root, "", read=lambda _name: None)
-    return config_mod.load(root, read=lambda name: gitio.read_text_at(root, rev, name))
+    # Every file the config may read, fetched in one git process rather than one each.
+    texts = gitio.read_many_at(root, rev, list(config_mod.PYTEST_CONFIG_FILES))
+
+    def read(name: str) -> str | None:
+        return texts[name] if name in texts else gitio.read_text_at(root, rev, name)
+
+    return config_mod.load(root, read=read)
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:

@@ -248,6 +248,18 @@ def read_at(root: Path, rev: str, path: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def read_many_at(root: Path, rev: str, paths: list[str]) -> dict[str, str | None]:
+    """Several small files' texts at ``rev`` with one ``git cat-file --batch`` (config files:
+    their names hold no newline, which the batch protocol could not carry)."""
+    names = {f"{rev}:{p}": p for p in paths if "\n" not in p}
+    found = cat_blobs(root, list(names))
+    texts: dict[str, str | None] = {p: None for p in paths}
+    for name, path in names.items():
+        if name in found:
+            texts[path] = found[name].decode("utf-8", errors="surrogateescape")
+    return texts
+
+
 def read_text_at(root: Path, rev: str, path: str) -> str | None:
     data = read_at(root, rev, path)
     return None if data is None else data.decode("utf-8", errors="surrogateescape")

@@ -194,3 +194,8 @@ def test_outside_a_repository_is_one_line_exit_64(tmp_path: Path) -> None:
 def test_zero_ids_for_both_hash_functions() -> None:
     assert gitio.is_zero_id("0" * 40) and gitio.is_zero_id("0" * 64)
     assert not gitio.is_zero_id("0" * 39 + "1")
+
+
+def test_read_many_at_one_revision(app_repo: GitRepo) -> None:
+    texts = gitio.read_many_at(app_repo.path, "HEAD", ["README.md", "nope.ini", "app/__init__.py"])
+    assert texts == {"README.md": "demo app\n", "nope.ini": None, "app/__init__.py": ""}
