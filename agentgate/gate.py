@@ -60,7 +60,7 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
     env = os.environ if env is None else env
     head = gitio.head_sha(root)
     config = config_at(root, head)
-    changes = gitio.staged_changes(root)
+    changes = gitio.staged_changes(root, head)
     result = Result(command="hook pre-commit", head=head, changed=changes)
     agent = agents.from_env(env, config.agents) or agents.from_identities(
         gitio.current_identity(root), config.agents
@@ -106,22 +106,27 @@ def _staged_manifest(root: Path, config: Config, changes: list[Change]) -> list[
         return []  # verified when the fixtures or the manifest last changed
     listed_data = gitio.read_at(root, ":", config.manifest)
     blobs = gitio.index_blobs(root, config.fixtures)
-    return _manifest_reasons(root, config, listed_data, blobs, where="staged")
+    return _manifest_reasons(config, listed_data, _digests(root, blobs), where="staged")
+
+
+def _digests(root: Path, blobs: dict[str, str]) -> dict[str, str]:
+    """sha256 of each fixture blob, read in one batch (a blob git lacks is left out, so the
+    manifest comparison reports the file as missing)."""
+    contents = gitio.cat_blobs(root, list(blobs.values()))
+    return {p: manifest.digest(contents[b]) for p, b in blobs.items() if b in contents}
 
 
 def _manifest_reasons(
-    root: Path, config: Config, listed: bytes | None, blobs: dict[str, str], *, where: str
+    config: Config, listed: bytes | None, actual: dict[str, str], *, where: str
 ) -> list[Reason]:
     if listed is None:
-        if not blobs:
+        if not actual:
             return []
         return [_manifest_missing(config, where)]
     try:
         entries = manifest.parse(listed, where=f"{where} {config.manifest}")
     except ConfigError as exc:
         return [Reason("fixture-manifest", Verdict.BLOCKED, exc.message, path=config.manifest)]
-    contents = gitio.cat_blobs(root, list(blobs.values()))
-    actual = {p: manifest.digest(contents[b]) for p, b in blobs.items() if b in contents}
     return [
         Reason(
             code="fixture-manifest",
@@ -228,10 +233,11 @@ def _range_fixtures(
 ) -> list[Reason]:
     tree = gitio.ls_tree(root, head, config.fixtures) if config.fixtures else {}
     head_fixtures = {p: b for p, b in tree.items() if manifest.is_fixture(p, config)}
+    actual = _digests(root, head_fixtures)  # once, for the head's and the base's manifest
     reasons = _manifest_reasons(
-        root, config, gitio.read_at(root, head, config.manifest), head_fixtures, where="head"
+        config, gitio.read_at(root, head, config.manifest), actual, where="head"
     )
-    moved = _moved_fixtures(root, config, base, head_fixtures, changes)
+    moved = _moved_fixtures(root, config, base, actual, changes)
     if moved and not any(is_test_file(p, config) for c in changes for p in c.paths):
         reasons += [
             Reason(
@@ -250,7 +256,7 @@ def _moved_fixtures(
     root: Path,
     config: Config,
     base: str | None,
-    head_fixtures: dict[str, str],
+    actual: dict[str, str],
     changes: list[Change],
 ) -> list[str]:
     """Fixtures that differ from the *base's* manifest (a regenerated manifest proves nothing),
@@ -259,8 +265,6 @@ def _moved_fixtures(
     base_listed = gitio.read_at(root, base, config.manifest) if base else None
     if base_listed is not None:
         entries = manifest.parse(base_listed, where=f"{config.manifest} at base")
-        contents = gitio.cat_blobs(root, list(head_fixtures.values()))
-        actual = {p: manifest.digest(contents[b]) for p, b in head_fixtures.items()}
         moved |= {problem.path for problem in manifest.compare(entries, actual)}
     return sorted(moved)
 

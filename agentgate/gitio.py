@@ -121,9 +121,9 @@ def is_shallow(root: Path) -> bool:
 
 
 def head_sha(root: Path) -> str | None:
-    if not has_commits(root):
-        return None
-    return _line(run(root, "rev-parse", "HEAD"))
+    """HEAD's commit id, or None in a repository with no commits yet (one git process)."""
+    out = run(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    return _line(out) or None
 
 
 def resolve(root: Path, rev: str, *, what: str = "revision") -> str:
@@ -218,9 +218,10 @@ def diff_changes(root: Path, old: str, new: str) -> list[Change]:
     return parse_raw(run(root, "diff", *_DIFF_FLAGS, old, new, "--"))
 
 
-def staged_changes(root: Path) -> list[Change]:
-    """The staged change set; in a repository with no commits, everything staged is added."""
-    against = "HEAD" if has_commits(root) else empty_tree(root)
+def staged_changes(root: Path, head: str | None) -> list[Change]:
+    """The staged change set against ``head`` (HEAD's id, which the caller has already read;
+    None in a repository with no commits yet, where everything staged is added)."""
+    against = head if head is not None else empty_tree(root)
     return parse_raw(run(root, "diff", "--cached", *_DIFF_FLAGS, against, "--"))
 
 

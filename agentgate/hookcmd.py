@@ -57,7 +57,7 @@ def commit_msg(args: list[str]) -> int:
     agent = agents.from_trailers(trailers, config.agents)
     result = Result(command="hook commit-msg", head=head)
     if agent:
-        changes = gitio.staged_changes(root)
+        changes = gitio.staged_changes(root, head)
         result.reasons += gate.staged_trust(root, config, changes, head=head, agent=agent)
         result.notes.append(f"agent commit: {agent}")
     emit(result, _format(args))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,7 +127,3 @@ def verify_tree(root: Path, config: Config) -> list[Problem] | None:
         return None
     listed = parse(path.read_bytes(), where=config.manifest)
     return compare(listed, digests(fixture_files_on_disk(root, config)))
-
-
-def listed_fixtures(entries: Iterable[str], config: Config) -> list[str]:
-    return [p for p in entries if is_fixture(p, config)]

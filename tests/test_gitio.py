@@ -74,7 +74,7 @@ def test_staged_changes_in_repo_without_commits(repo: GitRepo) -> None:
     repo.write("first.py", "a = 1\n")
     repo.add()
     assert not gitio.has_commits(repo.path)
-    [change] = gitio.staged_changes(repo.path)
+    [change] = gitio.staged_changes(repo.path, gitio.head_sha(repo.path))
     assert (change.status, change.path) == ("A", "first.py")
 
 
@@ -82,7 +82,8 @@ def test_staged_changes_are_the_index_not_the_disk(app_repo: GitRepo) -> None:
     app_repo.write("app/pricing/tax.py", "RATE = 0.3\n")
     app_repo.add("app/pricing/tax.py")
     app_repo.write("README.md", "unstaged edit\n")
-    assert [c.path for c in gitio.staged_changes(app_repo.path)] == ["app/pricing/tax.py"]
+    staged = gitio.staged_changes(app_repo.path, gitio.head_sha(app_repo.path))
+    assert [c.path for c in staged] == ["app/pricing/tax.py"]
     assert gitio.read_at(app_repo.path, ":", "app/pricing/tax.py") == b"RATE = 0.3\n"
 
 
