@@ -16,17 +16,21 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentgate import band, checkrun_results, gate, gitio, ledger, markers, planner, planner_pytest
+from agentgate import gate, gitio, ledger, markers, planner, planner_pytest
 from agentgate import graph as graph_mod
 from agentgate.config import PYTEST_CONFIG_FILES, Config
 from agentgate.gate import RangeCheck
 from agentgate.model import DELETED, Change, Reason, Result, Verdict, worst
 from agentgate.planner import Plan, PlanInput
-from agentgate.witness import gate as witness_gate
-from agentgate.witness import summary as witness_summary
-from agentgate.witness.gate import WitnessPlan
+from agentgate.witness import presence
+
+if TYPE_CHECKING:
+    # Imported where used: a plan never runs the band, and without a witness store it never
+    # reads one (together ~40 ms of a warm plan's start-up).
+    from agentgate import band
+    from agentgate.witness.gate import WitnessPlan
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
@@ -126,6 +130,10 @@ def _with_witness(root: Path, planned: Planned) -> Planned:
     if planned.full_suite or planned.blocked or not planned.base_given:
         return planned
     checked, notes = planned.range, list[str]()
+    if not presence.store_path(root).is_file():
+        return dataclasses.replace(planned, witness_notes=(presence.NO_STORE,))
+    from agentgate.witness import gate as witness_gate
+
     wplan = witness_gate.evaluate(
         root, checked.config, base=checked.merge_base, head=checked.head,
         frozen=ledger.frozen_tests(root, checked.config), notes=notes,
@@ -154,6 +162,8 @@ def _fill(result: Result, planned: Planned) -> None:
         "run": "full" if planned.full_suite else "band",  # what check runs for this plan
     })
     if planned.witness is not None:
+        from agentgate.witness import summary as witness_summary
+
         result.extra["witness"] = witness_summary.to_json(planned.witness)
 
 
@@ -206,6 +216,8 @@ def _added_markers(
 # --- check -------------------------------------------------------------------------------------
 
 def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False) -> Result:
+    from agentgate import band
+
     start = time.monotonic()
     planned = plan_range(root, base, head)
     result = CheckResult(command="check")
@@ -241,6 +253,8 @@ def _not_run(result: CheckResult, planned: Planned) -> None:
 def _run(
     root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
 ) -> None:
+    from agentgate import band, checkrun_results
+
     config = planned.range.config
     selection = planned.selection
     if selection == () and not shadow:
@@ -260,6 +274,8 @@ def _run(
     if shadow:
         result.extra["shadow"] = checkrun_results.shadow_json(report, selection)
     if planned.witness is not None:
+        from agentgate.witness import summary as witness_summary
+
         failed = {n for r in report.runs if r.label != "shadow" for n in r.failed_ids}
         stats, audit = witness_summary.shadow_stats(planned.witness, failed)
         result.reasons += audit  # a sampled skip that fails is a witness bug: it fails
@@ -276,6 +292,8 @@ def _test_lines(planned: Planned) -> list[str]:
     for test, chain in the_plan.why.items():
         lines.append(f"  {test}: {_chain_text(chain)}")
     if planned.witness is not None:
+        from agentgate.witness import summary as witness_summary
+
         lines += witness_summary.text_lines(planned.witness)
     return lines
 
@@ -325,6 +343,8 @@ def _summary_lines(planned: Planned, result: Result, elapsed: float) -> list[str
         lines.append(f"- results: {results['passed']} passed, {results['failed']} failed, "
                      f"{results['errors']} errors, {results['skipped']} skipped")
     if planned.witness is not None:
+        from agentgate.witness import summary as witness_summary
+
         lines += witness_summary.markdown_lines(planned.witness)
     lines.append(f"- time: {elapsed:.1f} s")
     return lines

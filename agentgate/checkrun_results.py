@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentgate import band
-from agentgate.config import Config
 from agentgate.model import Reason, Verdict
-from agentgate.planner import Plan
+
+if TYPE_CHECKING:
+    from agentgate import band
+    from agentgate.config import Config
+    from agentgate.planner import Plan
 
 
 def promotion_note(report: band.BandReport) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agentgate import gitio, interp
 from agentgate.config import Config
-from agentgate.witness import ambient, graph, record, shadow
+from agentgate.witness import ambient, graph, presence, record, shadow
 from agentgate.witness.blocks import DIR, MODULE, WHOLE
 from agentgate.witness.graph import TestEntry, Unit, Witness
 from agentgate.witness.patch import Patch, compute
@@ -120,7 +120,7 @@ def evaluate(
 def _find(root: Path, base: str, head: str, notes: list[str]) -> tuple[Witness, str] | None:
     store = Store.for_repo(root)
     if not store.exists():
-        notes.append("no witness recorded (agentgate witness record); import-closure band")
+        notes.append(presence.NO_STORE)
         return None
     merge_base = gitio.merge_base(root, base, head)
     entry, note = newest_usable(root, store, merge_base)

@@ -22,6 +22,7 @@ from typing import Any
 
 from agentgate import gitio
 from agentgate.errors import AgentgateError
+from agentgate.witness import presence
 from agentgate.witness.graph import Node, TestEntry, Witness
 
 SCHEMA = 1
@@ -55,7 +56,7 @@ class Entry:
 
 
 def default_path(root: Path) -> Path:
-    return gitio.state_dir(root) / "witness" / "witness.sqlite3"
+    return presence.store_path(root)
 
 
 class Store:
