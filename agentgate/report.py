@@ -35,8 +35,32 @@ def safe(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+_LEAF = json.JSONEncoder(default=lambda value: _jsonable(value))
+
+
 def to_json(result: Result) -> str:
-    return json.dumps(result.to_json(), indent=2, sort_keys=False, default=_jsonable)
+    """Indented two levels deep (one key, one test, one reason per line), compact below.
+
+    json's C encoder only runs without ``indent``, and a plan on a monorepo carries a chain
+    per test (thousands): the pure-Python indenting encoder was most of its JSON time."""
+    return _pretty(_plain(result.to_json()), 0)
+
+
+def _plain(value: Any) -> Any:
+    return _jsonable(value) if isinstance(value, set | frozenset | tuple) else value
+
+
+def _pretty(value: Any, depth: int) -> str:
+    value = _plain(value)
+    if depth >= 2 or not value or not isinstance(value, dict | list):
+        return _LEAF.encode(value)
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{inner}{_LEAF.encode(str(k))}: {_pretty(v, depth + 1)}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    items = [f"{inner}{_pretty(v, depth + 1)}" for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{pad}]"
 
 
 def _jsonable(value: Any) -> Any:

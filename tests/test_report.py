@@ -1,0 +1,31 @@
+"""The JSON rendering: the same document json.dumps gives, laid out one item per line."""
+
+from __future__ import annotations
+
+import json
+
+from agentgate.model import Reason, Result, Verdict
+from agentgate.report import to_json
+
+
+def test_json_is_the_plain_document_one_item_per_line() -> None:
+    result = Result(command="plan", base="b" * 40, head="h" * 40)
+    result.reasons = [Reason("protected", Verdict.PROMOTE, "reaches 'app/billing'", path="x.py")]
+    result.extra.update({
+        "tests": ["tests/test_a.py", "tests/test_b.py"],
+        "why": {"tests/test_a.py": ("tests/test_a.py", "app/a.py"), "tests/test_b.py": ["b"]},
+        "shadow": {"missed": {"z", "y"}, "ran": True},
+        "empty": [],
+        "none": None,
+    })
+    text = to_json(result)
+    data = json.loads(text)
+    plain = json.dumps(result.to_json(), default=lambda v: sorted(v) if isinstance(v, set) else v)
+    assert data == json.loads(plain)
+    assert data["shadow"]["missed"] == ["y", "z"]  # sets come out sorted
+    lines = text.splitlines()
+    assert lines[0] == "{" and lines[-1] == "}"
+    assert '    "tests/test_b.py"' in lines  # a test per line
+    assert '    "tests/test_a.py": ["tests/test_a.py", "app/a.py"],' in lines  # a chain per line
+    assert '  "verdict": "promote",' in lines
+    assert '  "empty": [],' in lines
