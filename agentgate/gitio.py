@@ -8,6 +8,7 @@ round-trip back into git unchanged.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -102,9 +103,16 @@ def repo_root(cwd: Path | str = ".") -> Path:
 
 
 def common_dir(root: Path) -> Path:
-    """The git dir shared by every worktree: caches live here so all worktrees see them."""
+    """The git dir shared by every worktree: caches live here so all worktrees see them.
+    Asked once per folder and process (a plan asks for the graph cache and the witness
+    store)."""
+    return _common_dir(os.path.abspath(root))
+
+
+@functools.lru_cache(maxsize=64)
+def _common_dir(root: str) -> Path:
     path = Path(_line(run(root, "rev-parse", "--git-common-dir")))
-    return path if path.is_absolute() else (root / path).resolve()
+    return path if path.is_absolute() else (Path(root) / path).resolve()
 
 
 def state_dir(root: Path) -> Path:
@@ -126,12 +134,13 @@ def head_sha(root: Path) -> str | None:
     return _line(out) or None
 
 
-def resolve(root: Path, rev: str, *, what: str = "revision") -> str:
-    """The commit id ``rev`` names, or a GitError that says what to fetch."""
+def resolve(root: Path, rev: str, *, what: str = "revision", peel: str = "commit") -> str:
+    """The commit id ``rev`` names (``peel="tree"``: its tree's id), or a GitError that says
+    what to fetch."""
     if rev.startswith("-"):
         raise GitError(f"{what} {rev!r} looks like an option; name a commit, branch or tag")
     proc = subprocess.run(
-        ["git", "-C", os.fspath(root), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        ["git", "-C", os.fspath(root), "rev-parse", "--verify", "--quiet", f"{rev}^{{{peel}}}"],
         capture_output=True,
     )
     if proc.returncode == 0:
@@ -216,6 +225,12 @@ def range_changes(root: Path, base: str, head: str) -> list[Change]:
 def diff_changes(root: Path, old: str, new: str) -> list[Change]:
     """Files changed between two trees or commits, directly (two dots)."""
     return parse_raw(run(root, "diff", *_DIFF_FLAGS, old, new, "--"))
+
+
+def tree_changes(root: Path, old: str, new: str) -> list[Change]:
+    """Every file that differs between two trees (or commits), without rename detection: what
+    the import graph's cache needs to patch one tree's listing into the other's."""
+    return parse_raw(run(root, "diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", old, new))
 
 
 def staged_changes(root: Path, head: str | None) -> list[Change]:
