@@ -12,14 +12,15 @@ top, a symlink into the code -- it says so in ``escalations`` and never guesses 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agentgate import gitio, graph_cache
 from agentgate.graph_build import Builder, context_of, list_tree
 from agentgate.graph_cache import LazyMap
 from agentgate.graph_expand import link_escalations
 from agentgate.graph_resolve import name_in, roots_of
+from agentgate.graph_reverse import Reverse
 from agentgate.imports_scan import STATS
 
 if TYPE_CHECKING:
@@ -45,50 +46,69 @@ class BuildStats:
     cache: str  # "warm", "cold" or "rebuilt: why"
 
 
-@dataclass(frozen=True, eq=False)
 class ImportGraph:
     """modules: module -> repo-relative file (source, test, helper, conftest; a package maps
     to its __init__.py). imports: module -> internal names it imports, with the parent
     packages of each (their __init__ runs) and the module's own parents; a name under one of
     the repo's top-level packages that has no file is kept, so the dependents of a deleted
-    or renamed module are found."""
+    or renamed module are found. importers: the same edges reversed. Either is derived from
+    the other on first use (a cached graph carries only the reversed edges a plan walks)."""
 
-    modules: Mapping[str, str]
-    imports: Mapping[str, frozenset[str]]
-    escalations: tuple[Escalation, ...]
-    files: Mapping[str, str] = field(default_factory=dict)  # path -> module, every .py file
-    reverse: Mapping[str, tuple[str, ...]] | None = field(default=None, repr=False)
-    stats: BuildStats | None = None
-    notes: tuple[str, ...] = ()
+    def __init__(
+        self,
+        modules: Mapping[str, str],
+        imports: Mapping[str, frozenset[str]] | None = None,
+        escalations: tuple[Escalation, ...] = (),
+        files: Mapping[str, str] | None = None,  # path -> module, every .py file
+        reverse: Mapping[str, tuple[str, ...]] | None = None,
+        stats: BuildStats | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        if imports is None and reverse is None:
+            raise ValueError("a graph needs its edges one way or the other")
+        self.modules, self.escalations, self.stats, self.notes = modules, escalations, stats, notes
+        self.files: Mapping[str, str] = files if files is not None else {}
+        self._imports, self._reverse = imports, reverse
 
     def module_of(self, path: str) -> str | None:
         """The module a file of this tree is (a shadowed file too); None for other paths."""
         return self.files.get(path)
 
     @property
+    def imports(self) -> Mapping[str, frozenset[str]]:
+        if self._imports is None:
+            assert self._reverse is not None
+            edges: dict[str, set[str]] = {name: set() for name in self.modules}
+            for target, importers in self._reverse.items():
+                for importer in importers:
+                    edges.setdefault(importer, set()).add(target)
+            self._imports = {name: frozenset(found) for name, found in edges.items()}
+        return self._imports
+
+    @property
     def importers(self) -> Mapping[str, tuple[str, ...]]:
         """Reversed edges: name -> the modules that import it, sorted."""
-        if self.reverse is None:
+        if self._reverse is None:
+            assert self._imports is not None
             reverse: dict[str, list[str]] = {}
-            for importer in sorted(self.imports):
-                for target in self.imports[importer]:
+            for importer in sorted(self._imports):
+                for target in self._imports[importer]:
                     reverse.setdefault(target, []).append(importer)
-            object.__setattr__(self, "reverse", {k: tuple(v) for k, v in reverse.items()})
-        assert self.reverse is not None
-        return self.reverse
+            self._reverse = {k: tuple(v) for k, v in reverse.items()}
+        return self._reverse
 
     def importers_closure(self, seeds: Iterable[str]) -> dict[str, str | None]:
         """Every module that can reach a seed (seeds included, mapped to None), each mapped to
         its next hop toward the nearest seed (BFS over reversed edges) so shortest chains can
         be read off."""
+        importers = self.importers
+        if isinstance(importers, Reverse):
+            return importers.closure(seeds)
         closure: dict[str, str | None] = dict.fromkeys(seeds)
         queue = deque(closure)
-        importers = self.importers
-        # a closure is often most of the graph (issue 3): skip LazyMap's per-key call
-        get = importers.raw_get if isinstance(importers, LazyMap) else importers.get
         while queue:
             target = queue.popleft()
-            for importer in get(target, ()):
+            for importer in importers.get(target, ()):
                 if importer not in closure:
                     closure[importer] = target
                     queue.append(importer)
@@ -112,32 +132,39 @@ def module_name(config: Config, path: str) -> str | None:
 
 def build(root: Path, config: Config, rev: str) -> ImportGraph:
     """Graph of the tree at commit ``rev`` (NOT the working tree), cached under
-    ``gitio.state_dir(root)/graph`` keyed by git blob id: one ``git ls-tree`` tells what
-    changed since the cache, and only blobs it has not seen are read and parsed."""
-    commit = gitio.resolve(root, rev)
+    ``gitio.state_dir(root)/graph`` keyed by git blob id. A tree the cache already describes
+    is read from it as it is; otherwise the cached listing is patched with the files that
+    differ (one ``git diff-tree``), and only blobs it has not seen are read and parsed."""
+    tree_id = gitio.resolve(root, rev, peel="tree")
     rooted = roots_of(config)
-    cache_dir = gitio.state_dir(root) / "graph"
-    cache = graph_cache.load(cache_dir)
-    same_roots = cache.status == "warm" and cache.hot["context"] == context_of(rooted)
-    tree = list_tree(root, commit, rooted, cache.hot["names"] if same_roots else {})
+    cache = graph_cache.load(gitio.state_dir(root) / "graph")
+    if (cache.status == "warm" and cache.hot["tree"] == tree_id
+            and cache.hot["context"] == context_of(rooted)):
+        return _cached(cache.hot)
+    old = cache.previous()
+    tree = list_tree(root, tree_id, rooted, old)
     parsed, notes = STATS.parsed, len(STATS.notes)
-    builder = Builder(root, rooted, tree, cache)
+    builder = Builder(root, rooted, tree, cache, old)
     builder.run()
-    if builder.changed:
-        graph_cache.save(cache, builder.hot(), builder.new_blobs,
-                         builder.store if builder.compact else None)
-    escalations = [
-        Escalation(path, code, detail)
-        for path, found in sorted(builder.escalations.items())
-        for code, detail in found
-    ]
-    escalations += [
-        Escalation(path, "unresolved-import", detail)
-        for path, detail in link_escalations(tree, builder.links)
-    ]
+    found = [(path, code, detail) for path, pairs in sorted(builder.escalations.items())
+             for code, detail in pairs]
+    found += [(path, "unresolved-import", detail)
+              for path, detail in link_escalations(tree, builder.links)]
+    changed = builder.changed
+    token = graph_cache.new_token() if changed else old["token"]
+    graph_cache.save(cache, builder.hot(tree_id, token, tuple(found)),
+                     builder.state(token) if changed else None, builder.new_blobs,
+                     builder.store if changed and builder.compact else None)
     stats = BuildStats(len(tree.python), builder.read, STATS.parsed - parsed,
                        len(builder.stale), cache.status)
-    imports = LazyMap(builder.imports, frozenset)
-    importers = LazyMap(builder.importers, tuple)
-    return ImportGraph(builder.modules, imports, tuple(escalations), tree.names, importers,
+    return ImportGraph(builder.modules, LazyMap(builder.imports, frozenset),
+                       tuple(Escalation(*e) for e in found), tree.names, builder.reverse,
                        stats, tuple(STATS.notes[notes:]))
+
+
+def _cached(hot: dict[str, Any]) -> ImportGraph:
+    """The graph of a tree the cache already describes: no git, no parsing, no patching."""
+    stats = BuildStats(len(hot["names"]), 0, 0, 0, "warm")
+    reverse = Reverse(hot["nodes"], hot["rows"])
+    return ImportGraph(hot["modules"], None, tuple(Escalation(*e) for e in hot["reported"]),
+                       hot["names"], reverse, stats)

@@ -1,11 +1,13 @@
 """One incremental build of the import graph: a tree listing plus the cache, patched.
 
-The cache holds the last build's assembled graph. A build lists the tree (one ``git
-ls-tree``), finds the stale paths (new blob, new path, new name, new winner of a name),
-reads and scans only blobs the cache has never seen (one ``git cat-file --batch``),
-resolves the stale paths, and patches edges and reversed edges in place. Edges that depend
-on which modules exist (star imports, pytest's sys.path for tests) are recomputed for
-every path that has them whenever a module appears or disappears.
+The cache holds the last build's assembled graph and the tree it came from. A build lists
+the tree -- patching the cached listing with one ``git diff-tree`` against the cached tree,
+or, without one, one ``git ls-tree`` -- finds the stale paths (new blob, new path, new name,
+new winner of a name), reads and scans only blobs the cache has never seen (one ``git
+cat-file --batch``), resolves the stale paths, and patches edges and reversed edges in
+place. Edges that depend on which modules exist (star imports, pytest's sys.path for
+tests) are recomputed for every path that has them whenever a module appears or
+disappears.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from agentgate.errors import GitError
 from agentgate.graph_cache import COMPACT_AT
 from agentgate.graph_expand import Expansions
 from agentgate.graph_resolve import Roots, name_in, resolve
+from agentgate.graph_reverse import Reverse
 from agentgate.imports_scan import scan_sources
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agentgate.graph_cache import BlobRecord, Cache
+    from agentgate.model import Change
 
 SCHEMA = 1  # bump when resolution rules change: cached edges are then resolved again
 # Only what the graph uses: Python files (any mode git gives a file) and symlinks.
@@ -46,23 +50,58 @@ class Tree:
     links: dict[str, str]  # path -> blob, symlinks under the roots
 
 
-def list_tree(root: Path, commit: str, rooted: Roots, known: Mapping[str, str]) -> Tree:
-    """Every Python file and symlink under the roots at ``commit``; ``known`` (path -> name,
-    from a cache with the same roots) saves naming paths again."""
-    out = gitio.run(root, "ls-tree", "-r", "-z", "--full-tree", commit)
+def list_tree(root: Path, tree: str, rooted: Roots, old: Mapping[str, Any]) -> Tree:
+    """Every Python file and symlink under the roots in ``tree``. ``old`` is the last build
+    (graph_cache.Cache.previous): when it was made under the same roots its listing is
+    patched with the files that differ between its tree and this one; otherwise, or when
+    its tree is gone from the object store, the whole tree is listed."""
+    if old and old["context"] == context_of(rooted):
+        try:
+            changes = gitio.tree_changes(root, old["tree"], tree)
+        except GitError:
+            pass  # e.g. the cached tree was garbage-collected
+        else:
+            return _patched(old, changes, rooted)
+    return _listed(root, tree, rooted)
+
+
+def _patched(old: Mapping[str, Any], changes: Iterable[Change], rooted: Roots) -> Tree:
+    python: dict[str, str] = dict(old["blobs"])
+    names: dict[str, str] = dict(old["names"])
+    links = {p: blob for p, (blob, _) in old["links"].items()}
+    added = False
+    for change in changes:
+        path = change.path
+        python.pop(path, None)
+        names.pop(path, None)
+        links.pop(path, None)
+        if change.new_blob is None:
+            continue
+        if change.new_mode == _SYMLINK:
+            if rooted.naming_root(path) is not None:
+                links[path] = change.new_blob
+        elif (change.new_mode.startswith("10") and path.endswith(".py")  # a file, no link
+              and (name := name_in(rooted, path)) is not None):
+            python[path], names[path], added = change.new_blob, name, True
+    if added:  # the listing's order: sorted, as ls-tree gives it
+        python = dict(sorted(python.items()))
+        names = {p: names[p] for p in python}
+    return Tree(python, names, links)
+
+
+def _listed(root: Path, tree: str, rooted: Roots) -> Tree:
+    out = gitio.run(root, "ls-tree", "-r", "-z", "--full-tree", tree)
     # surrogateescape: the same decoding as os.fsdecode, so odd bytes round-trip into git
     text = out.decode("utf-8", "surrogateescape")
     links = {p: b for b, p in _LINK_RE.findall(text) if rooted.naming_root(p) is not None}
     python = {p: b for mode, b, p in _PY_RE.findall(text) if mode != _SYMLINK}
-    names = {p: n for p in python if (n := known.get(p)) is not None}
-    if len(names) < len(python):
-        for path in [p for p in python if p not in names]:
-            name = name_in(rooted, path)
-            if name is None:
-                del python[path]
-            else:
-                names[path] = name
-        names = {p: names[p] for p in python}  # in the tree's (sorted) order
+    names = {}
+    for path in list(python):
+        name = name_in(rooted, path)
+        if name is None:
+            del python[path]
+        else:
+            names[path] = name
     return Tree(python, names, links)
 
 
@@ -81,22 +120,22 @@ def context_of(rooted: Roots) -> tuple[Any, ...]:
 
 
 class Builder:
-    """Patches the cached graph (or an empty one) into the graph of ``tree``."""
+    """Patches the last build (or an empty graph) into the graph of ``tree``."""
 
-    def __init__(self, root: Path, rooted: Roots, tree: Tree, cache: Cache) -> None:
+    def __init__(self, root: Path, rooted: Roots, tree: Tree, cache: Cache,
+                 old: Mapping[str, Any]) -> None:
         self.root, self.rooted, self.tree, self.cache = root, rooted, tree, cache
-        hot = cache.hot if cache.status == "warm" else {}
-        same_roots = hot.get("context") == context_of(rooted)
-        same_names = same_roots and hot["names"] == tree.names
-        self.tops = hot["tops"] if same_names else frozenset(
+        same_roots = old.get("context") == context_of(rooted)
+        same_names = same_roots and old["names"] == tree.names
+        self.tops = old["tops"] if same_names else frozenset(
             name.partition(".")[0] for name in tree.names.values())
-        self.fresh = not same_roots or hot["tops"] != self.tops
-        self.old: dict[str, Any] = {k: {} for k in _STATE} if self.fresh else hot
-        self.imports: dict[str, bytes] = self.old["imports"]
-        self.importers: dict[str, bytes] = self.old["importers"]
-        self.expand: dict[str, tuple[Any, ...]] = self.old["expand"]
-        self.escalations: dict[str, Escalations] = self.old["escalations"]
-        self.modules = hot["modules"] if same_names and not self.fresh else _winners(tree.names)
+        self.fresh = not same_roots or old["tops"] != self.tops
+        self.old: Mapping[str, Any] = _EMPTY if self.fresh else old
+        self.imports: dict[str, bytes] = dict(self.old["imports"])
+        self.reverse = Reverse(list(self.old["nodes"]), list(self.old["rows"]))
+        self.expand: dict[str, tuple[Any, ...]] = dict(self.old["expand"])
+        self.escalations: dict[str, Escalations] = dict(self.old["escalations"])
+        self.modules = old["modules"] if same_names and not self.fresh else _winners(tree.names)
         self.new_blobs: dict[str, BlobRecord] = {}
         self.read = 0
         self.links: dict[str, tuple[str, str]] = {}
@@ -129,6 +168,8 @@ class Builder:
 
     @property
     def changed(self) -> bool:
+        """Whether the state differs from the last build's (the graph part is written
+        whenever the tree does)."""
         return bool(self.fresh or self.stale or self.removed or self.new_blobs
                     or self.links != self.old["links"])
 
@@ -173,7 +214,7 @@ class Builder:
     def _store_may_have(self, wanted: set[str]) -> bool:
         if not wanted or not self.cache.segments:
             return False
-        stored = self.cache.hot.get("stored") if self.cache.status == "warm" else None
+        stored = self.old["stored"] or None
         return stored is None or any(f"\n{key}\n" in stored for key in wanted)
 
     def _resolve(self, path: str, raw: BlobRecord) -> tuple[str, ...]:
@@ -216,12 +257,8 @@ class Builder:
                 adds.setdefault(target, set()).add(name)
             self.imports[name] = marshal.dumps(edges)
         for target in adds.keys() | drops.keys():
-            now = set(_decode(self.importers.get(target))) - drops.get(target, set())
-            now |= adds.get(target, set())
-            if now:
-                self.importers[target] = marshal.dumps(tuple(sorted(now)))
-            else:
-                self.importers.pop(target, None)
+            now = set(self.reverse.get(target, ())) - drops.get(target, set())
+            self.reverse.put(target, now | adds.get(target, set()))
 
     def _fill(self, edges_of: Mapping[str, frozenset[str]]) -> None:
         reverse: dict[str, list[str]] = {}
@@ -230,18 +267,31 @@ class Builder:
             self.imports[name] = marshal.dumps(edges)
             for target in edges:
                 reverse.setdefault(target, []).append(name)
-        for target, importers in reverse.items():
-            self.importers[target] = marshal.dumps(tuple(importers))
+        self.reverse = Reverse.from_dict(reverse)
 
-    def hot(self) -> dict[str, Any]:
+    def hot(self, tree: str, token: str, escalations: tuple[tuple[str, str, str], ...]
+            ) -> dict[str, Any]:
+        """The graph part of the cache for ``tree``; ``token`` names its state."""
+        reverse = self.reverse
+        if len(reverse.nodes) > 2 * len(reverse) + 1000:  # mostly names nothing imports now
+            reverse = self.reverse = reverse.compacted()
         return {
             "context": context_of(self.rooted),
+            "tree": tree,
+            "token": token,
             "tops": self.tops,
-            "blobs": self.tree.python,
             "names": self.tree.names,
             "modules": self.modules,
+            "nodes": reverse.nodes,
+            "rows": reverse.rows,
+            "reported": escalations,
+        }
+
+    def state(self, token: str) -> dict[str, Any]:
+        return {
+            "token": token,
+            "blobs": self.tree.python,
             "imports": self.imports,
-            "importers": self.importers,
             "expand": self.expand,
             "escalations": self.escalations,
             "links": self.links,
@@ -255,8 +305,7 @@ class Builder:
         return self.fresh or len(self.cache.segments) >= COMPACT_AT
 
     def _stored(self) -> str:
-        old = self.cache.hot["stored"] if self.cache.status == "warm" else "\n"
-        return old + _ids(self.new_blobs)[1:]
+        return (self.old["stored"] or "\n") + _ids(self.new_blobs)[1:]
 
     @cached_property
     def store(self) -> dict[str, BlobRecord]:
@@ -274,8 +323,11 @@ class Builder:
         return kept
 
 
-_STATE = ("blobs", "names", "modules", "imports", "importers", "expand", "escalations", "links",
-          "stored")
+# The last build when there is none: what a fresh build patches (into everything).
+_EMPTY: Mapping[str, Any] = {
+    "blobs": {}, "names": {}, "modules": {}, "imports": {}, "nodes": [], "rows": [],
+    "expand": {}, "escalations": {}, "links": {}, "stored": "",
+}
 
 
 def _decode(data: bytes | None) -> frozenset[str]:

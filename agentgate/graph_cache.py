@@ -1,12 +1,16 @@
 """The import graph's cache under ``.git/agentgate/graph``: compact, versioned, never trusted.
 
-Two kinds of file, each a marshal payload behind a one-line header naming the format
+Three kinds of file, each a marshal payload behind a one-line header naming the format
 version, the interpreter (marshal's format is the interpreter's), the payload's length and
 its SHA-256:
 
-- ``imports.bin``, read by every build: the assembled graph of the last build -- each
-  module's edges and each name's importers marshalled on their own, so a caller decodes only
-  what it touches -- and, per path, the blob it came from;
+- ``graph.bin``, read by every build: the assembled graph of the last build -- the tree it
+  is the graph of, each path's module name, the reversed edges (graph_reverse) and the
+  escalations. A plan of a tree the cache already describes reads nothing else;
+- ``state.bin``, read only when a build has to patch the graph into another tree's: per
+  path the blob it came from and what scanning it escalated, each module's edges, the edges that depend on which modules
+  exist, the symlinks. It carries the token of the ``graph.bin`` it belongs to: a pair
+  that does not match (another build replaced one between the two reads) is not used;
 - ``blobs-*.bin`` segments, read only when a path needs resolving again without its blob
   being new (a moved file, a new top-level package): per blob, the raw imports and
   escalations. A build appends one small segment for the blobs it read; many segments are
@@ -35,23 +39,32 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 6  # bump whenever raw records or the hot layout change meaning
-FILE_NAME = "imports.bin"
+VERSION = 7  # bump whenever raw records or the layouts change meaning
+FILE_NAME = "graph.bin"
+STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"
+LEGACY = ("imports.bin",)  # earlier versions' files: removed by the next write
 COMPACT_AT = 8  # segments
 _MAGIC = b"agentgate-graph"
 _TAG = f"{sys.implementation.cache_tag}-m{marshal.version}".encode()
-# The hot payload: key -> the container type it must have (contents are the builder's).
+# key -> the container type it must have (contents are the builder's)
 HOT_SHAPE: dict[str, type] = {
     "context": tuple,  # what resolution depended on: schema, roots
+    "tree": str,  # the id of the tree this is the graph of
+    "token": str,  # names the state.bin written with it
     "tops": frozenset,  # top-level names, which decide what counts as internal
-    "blobs": dict,  # path -> blob of every Python file
     "names": dict,  # path -> module name of every Python file
     "modules": dict,  # module -> path
+    "nodes": list,  # graph_reverse.Reverse: the name table
+    "rows": list,  # graph_reverse.Reverse: per name, the ids of its importers
+    "reported": tuple,  # ((path, code, detail), ...): the graph's escalations, sorted
+}
+STATE_SHAPE: dict[str, type] = {
+    "token": str,
+    "blobs": dict,  # path -> blob of every Python file
     "imports": dict,  # module -> marshalled frozenset of edges, expansions included
-    "importers": dict,  # name -> marshalled sorted tuple of the modules importing it
     "expand": dict,  # path -> (edges, probes, stars) for paths whose edges depend on others
-    "escalations": dict,  # path -> ((code, detail), ...)
+    "escalations": dict,  # path -> ((code, detail), ...) from scanning and resolving
     "links": dict,  # symlink path -> (blob, target)
     "stored": str,  # "\n"-delimited blob ids the segments hold (as far as this writer knows)
 }
@@ -79,12 +92,34 @@ class Cache:
                 self._blobs.update(_read_segment(segment))
         return self._blobs
 
+    def previous(self) -> dict[str, Any]:
+        """The last build whole (graph and state) for a build to patch, or {} -- and the
+        status says why -- when there is none to use."""
+        if self.status != "warm":
+            return {}
+        try:
+            state = _checked(_read(self.directory / STATE_NAME), STATE_SHAPE)
+        except FileNotFoundError:
+            self.status = "rebuilt: state missing"
+            return {}
+        except OSError as exc:
+            self.status = f"rebuilt: state unreadable ({exc.strerror})"
+            return {}
+        except _Bad as exc:
+            self.status = f"rebuilt: state {exc}"
+            return {}
+        if state["token"] != self.hot["token"]:
+            self.status = "rebuilt: state from another build"
+            return {}
+        return {**state, **self.hot}
+
 
 def load(directory: Path) -> Cache:
-    """The hot part of the cache (segments are only listed, and read if a build needs them)."""
+    """The graph part of the cache (the state and the segments are read if a build needs
+    them)."""
     segments = sorted(directory.glob(SEGMENTS)) if directory.is_dir() else []
     try:
-        payload = _read(directory / FILE_NAME)
+        hot = _checked(_read(directory / FILE_NAME), HOT_SHAPE)
     except FileNotFoundError:
         return Cache(directory, segments=segments)
     except OSError as exc:
@@ -92,11 +127,15 @@ def load(directory: Path) -> Cache:
                      segments=segments)
     except _Bad as exc:
         return Cache(directory, status=f"rebuilt: {exc}", segments=segments)
-    if not isinstance(payload, dict) or payload.keys() != HOT_SHAPE.keys() or not all(
-        type(payload[k]) is t for k, t in HOT_SHAPE.items()
+    return Cache(directory, hot, "warm", segments)
+
+
+def _checked(payload: Any, shape: dict[str, type]) -> dict[str, Any]:
+    if not isinstance(payload, dict) or payload.keys() != shape.keys() or not all(
+        type(payload[k]) is t for k, t in shape.items()
     ):
-        return Cache(directory, status="rebuilt: corrupt", segments=segments)
-    return Cache(directory, payload, "warm", segments)
+        raise _Bad("corrupt")
+    return payload
 
 
 def _read(path: Path) -> Any:
@@ -136,13 +175,18 @@ def _sum(data: bytes) -> bytes:
     return hashlib.sha256(data).hexdigest().encode()
 
 
-def save(cache: Cache, hot: Mapping[str, Any], new_blobs: Mapping[str, BlobRecord],
+def save(cache: Cache, hot: Mapping[str, Any], state: Mapping[str, Any] | None,
+         new_blobs: Mapping[str, BlobRecord],
          compacted: Mapping[str, BlobRecord] | None = None) -> None:
-    """Write the hot part and the new blobs; ``compacted`` replaces every old segment. A
-    cache that cannot be written (read-only git dir, full disk) only makes the next build
-    slower, so write errors are dropped."""
+    """Write the graph part, the state when it changed (None: the one on disk, whose token
+    ``hot`` carries, still holds) and the new blobs; ``compacted`` replaces every old
+    segment. The state goes first: a reader between the two renames finds a pair whose
+    tokens differ and rebuilds. A cache that cannot be written (read-only git dir, full
+    disk) only makes the next build slower, so write errors are dropped."""
     with contextlib.suppress(OSError):
         cache.directory.mkdir(parents=True, exist_ok=True)
+        if state is not None:
+            _write(cache.directory, STATE_NAME, dict(state))
         _write(cache.directory, FILE_NAME, dict(hot))
         if compacted is not None:
             _write(cache.directory, None, dict(compacted))
@@ -150,6 +194,12 @@ def save(cache: Cache, hot: Mapping[str, Any], new_blobs: Mapping[str, BlobRecor
                 old.unlink(missing_ok=True)
         elif new_blobs:
             _write(cache.directory, None, dict(new_blobs))
+        for name in LEGACY:
+            (cache.directory / name).unlink(missing_ok=True)
+
+
+def new_token() -> str:
+    return os.urandom(8).hex()
 
 
 def _write(directory: Path, name: str | None, payload: dict[str, Any]) -> None:

@@ -80,8 +80,90 @@ def test_patched_graph_equals_a_cold_build_through_a_history(repo: GitRepo) -> N
         repo.commit("step")
         warm = build(repo)
         assert (warm.stats is not None and warm.stats.cache == "warm") or step is steps[0]
-        assert snapshot(warm) == snapshot(cold(repo)), step
+        again = build(repo)  # the same tree: read from the graph file as it is
+        assert again.stats is not None and (again.stats.cache, again.stats.resolved) == ("warm", 0)
+        assert snapshot(warm) == snapshot(again) == snapshot(cold(repo)), step
         build(repo)  # leave a warm cache for the next step
+
+
+def test_patched_through_a_whole_history_without_a_cold_build(repo: GitRepo) -> None:
+    """Each build patches the previous one (never a fresh start in between): the graph at
+    every commit is still the one a cold build gives."""
+    history = [
+        {"app/__init__.py": "", "app/a.py": "import app.b\n", "app/b.py": "",
+         "tests/test_a.py": "import app.a\n"},
+        {"app/c.py": "from app import a\n", "app/b.py": "import app.c\n"},  # a cycle
+        {"app/a.py": None, "app/d/__init__.py": "from app.c import *\n"},
+        {"app/b.py": None, "tests/test_b.py": "import app.b\n"},  # a deleted module's importer
+        {"app/d/e.py": "import app.d\n", "app/c.py": "X = 1\n"},
+    ]
+    seen: list[tuple[str, dict[str, Any]]] = []
+    for step in history:
+        for path, text in step.items():
+            if text is None:
+                repo.rm(path)
+            else:
+                repo.write(path, text)
+        sha = repo.commit("step")
+        seen.append((sha, snapshot(build(repo))))
+    for sha, patched in seen:
+        assert patched == snapshot(cold(repo, sha)), sha
+
+
+def test_same_tree_reads_only_the_graph_file(app_repo: GitRepo) -> None:
+    """A plan of a tree the cache describes needs no state: damage there goes unnoticed
+    until a build has to patch, which then starts from nothing."""
+    good = snapshot(cold(app_repo))
+    state = cache_file(app_repo).parent / graph_cache.STATE_NAME
+    _corrupt(state, "flipped")
+    same = build(app_repo)
+    assert same.stats is not None and (same.stats.cache, same.stats.resolved) == ("warm", 0)
+    assert snapshot(same) == good
+    app_repo.files({"app/pricing/tax.py": "RATE = 0.5\n"})
+    app_repo.commit("a new tree: the state is needed")
+    g = build(app_repo)
+    assert g.stats is not None and g.stats.cache == "rebuilt: state corrupt"
+    assert g.stats.resolved == 7 and g.stats.parsed == 1  # the blob store still holds the rest
+    assert snapshot(g) == snapshot(cold(app_repo))
+
+
+def test_state_of_another_build_is_not_used(app_repo: GitRepo) -> None:
+    build(app_repo)
+    folder = cache_file(app_repo).parent
+    stale_state = (folder / graph_cache.STATE_NAME).read_bytes()
+    app_repo.files({"app/pricing/new.py": "import app.pricing.tax\n"})
+    app_repo.commit("another build writes another pair")
+    build(app_repo)
+    (folder / graph_cache.STATE_NAME).write_bytes(stale_state)  # as if a reader raced two writers
+    app_repo.files({"app/pricing/tax.py": "RATE = 0.5\n"})
+    app_repo.commit("patch again")
+    g = build(app_repo)
+    assert g.stats is not None and g.stats.cache == "rebuilt: state from another build"
+    assert snapshot(g) == snapshot(cold(app_repo))
+
+
+def test_cached_tree_gone_lists_the_whole_tree(app_repo: GitRepo) -> None:
+    """The cache is patched with a diff against the tree it describes; when git has pruned
+    that tree, the whole tree is listed instead of failing."""
+    app_repo.files({"app/pricing/tmp.py": "import app\n"})
+    app_repo.commit("a commit about to be thrown away")
+    build(app_repo)
+    app_repo.git("reset", "-q", "--hard", "HEAD~1")
+    app_repo.git("reflog", "expire", "--expire=now", "--all")
+    app_repo.git("gc", "-q", "--prune=now")
+    g = build(app_repo)
+    assert g.stats is not None and g.stats.cache == "warm"
+    assert "app.pricing.tmp" not in g.modules
+    assert snapshot(g) == snapshot(cold(app_repo))
+
+
+def test_files_of_earlier_versions_are_removed(app_repo: GitRepo) -> None:
+    folder = cache_file(app_repo).parent
+    folder.mkdir(parents=True)
+    for name in graph_cache.LEGACY:
+        (folder / name).write_bytes(b"agentgate-graph 6 old\n")
+    build(app_repo)
+    assert not [name for name in graph_cache.LEGACY if (folder / name).exists()]
 
 
 def test_new_top_level_package_resolves_again_without_reading(app_repo: GitRepo) -> None:
