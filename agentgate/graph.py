@@ -157,7 +157,7 @@ def build(root: Path, config: Config, rev: str) -> ImportGraph:
                      builder.store if changed and builder.compact else None)
     stats = BuildStats(len(tree.python), builder.read, STATS.parsed - parsed,
                        len(builder.stale), cache.status)
-    return ImportGraph(builder.modules, LazyMap(builder.imports, frozenset),
+    return ImportGraph(builder.modules, LazyMap(builder.imports, builder.reverse.decode),
                        tuple(Escalation(*e) for e in found), tree.names, builder.reverse,
                        stats, tuple(STATS.notes[notes:]))
 
@@ -165,6 +165,6 @@ def build(root: Path, config: Config, rev: str) -> ImportGraph:
 def _cached(hot: dict[str, Any]) -> ImportGraph:
     """The graph of a tree the cache already describes: no git, no parsing, no patching."""
     stats = BuildStats(len(hot["names"]), 0, 0, 0, "warm")
-    reverse = Reverse(hot["nodes"], hot["rows"])
+    reverse = Reverse(hot["nodes"], hot["flat"], hot["starts"])
     return ImportGraph(hot["modules"], None, tuple(Escalation(*e) for e in hot["reported"]),
                        hot["names"], reverse, stats)

@@ -12,9 +12,9 @@ disappears.
 
 from __future__ import annotations
 
-import marshal
 import os
 import re
+from array import array
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from agentgate.errors import GitError
 from agentgate.graph_cache import COMPACT_AT
 from agentgate.graph_expand import Expansions
 from agentgate.graph_resolve import Roots, name_in, resolve
-from agentgate.graph_reverse import Reverse
+from agentgate.graph_reverse import TYPECODE, Reverse
 from agentgate.imports_scan import scan_sources
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ class Builder:
         self.fresh = not same_roots or old["tops"] != self.tops
         self.old: Mapping[str, Any] = _EMPTY if self.fresh else old
         self.imports: dict[str, bytes] = dict(self.old["imports"])
-        self.reverse = Reverse(list(self.old["nodes"]), list(self.old["rows"]))
+        self.reverse = Reverse(list(self.old["nodes"]), self.old["flat"],
+                                      self.old["starts"])
         self.expand: dict[str, tuple[Any, ...]] = dict(self.old["expand"])
         self.escalations: dict[str, Escalations] = dict(self.old["escalations"])
         self.modules = old["modules"] if same_names and not self.fresh else _winners(tree.names)
@@ -241,40 +242,43 @@ class Builder:
         if not self.imports:  # a fresh build: no old edges to take away
             self._fill(changed)
             return
+        reverse = self.reverse
         adds: dict[str, set[str]] = {}
         drops: dict[str, set[str]] = {}
         for name in gone:
-            for target in _decode(self.imports.pop(name, None)):
+            for target in reverse.decode(self.imports.pop(name, None)):
                 drops.setdefault(target, set()).add(name)
         for name, edges in changed.items():
             held = self.imports.get(name)
-            old = _decode(held)
+            old = reverse.decode(held)
             if held is not None and old == edges:
                 continue
             for target in old - edges:
                 drops.setdefault(target, set()).add(name)
             for target in edges - old:
                 adds.setdefault(target, set()).add(name)
-            self.imports[name] = marshal.dumps(edges)
+            self.imports[name] = reverse.encode(edges)
         for target in adds.keys() | drops.keys():
-            now = set(self.reverse.get(target, ())) - drops.get(target, set())
-            self.reverse.put(target, now | adds.get(target, set()))
+            now = set(reverse.get(target, ())) - drops.get(target, set())
+            reverse.put(target, now | adds.get(target, set()))
+        if reverse.sparse:  # renumbered: the forward edges are packed again
+            self.reverse = reverse.compacted()
+            self.imports = {n: self.reverse.encode(reverse.decode(b))
+                            for n, b in self.imports.items()}
 
     def _fill(self, edges_of: Mapping[str, frozenset[str]]) -> None:
         reverse: dict[str, list[str]] = {}
         for name in sorted(edges_of):
-            edges = edges_of[name]
-            self.imports[name] = marshal.dumps(edges)
-            for target in edges:
+            for target in edges_of[name]:
                 reverse.setdefault(target, []).append(name)
         self.reverse = Reverse.from_dict(reverse)
+        self.imports = {name: self.reverse.encode(edges) for name, edges in edges_of.items()}
 
     def hot(self, tree: str, token: str, escalations: tuple[tuple[str, str, str], ...]
             ) -> dict[str, Any]:
         """The graph part of the cache for ``tree``; ``token`` names its state."""
         reverse = self.reverse
-        if len(reverse.nodes) > 2 * len(reverse) + 1000:  # mostly names nothing imports now
-            reverse = self.reverse = reverse.compacted()
+        flat, starts = reverse.pack()
         return {
             "context": context_of(self.rooted),
             "tree": tree,
@@ -283,7 +287,8 @@ class Builder:
             "names": self.tree.names,
             "modules": self.modules,
             "nodes": reverse.nodes,
-            "rows": reverse.rows,
+            "flat": flat,
+            "starts": starts,
             "reported": escalations,
         }
 
@@ -325,13 +330,10 @@ class Builder:
 
 # The last build when there is none: what a fresh build patches (into everything).
 _EMPTY: Mapping[str, Any] = {
-    "blobs": {}, "names": {}, "modules": {}, "imports": {}, "nodes": [], "rows": [],
+    "blobs": {}, "names": {}, "modules": {}, "imports": {}, "nodes": [], "flat": b"",
+    "starts": bytes(array(TYPECODE, [0])),
     "expand": {}, "escalations": {}, "links": {}, "stored": "",
 }
-
-
-def _decode(data: bytes | None) -> frozenset[str]:
-    return frozenset(marshal.loads(data)) if data is not None else frozenset()
 
 
 

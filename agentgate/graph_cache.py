@@ -8,9 +8,10 @@ its SHA-256:
   is the graph of, each path's module name, the reversed edges (graph_reverse) and the
   escalations. A plan of a tree the cache already describes reads nothing else;
 - ``state.bin``, read only when a build has to patch the graph into another tree's: per
-  path the blob it came from and what scanning it escalated, each module's edges, the edges that depend on which modules
-  exist, the symlinks. It carries the token of the ``graph.bin`` it belongs to: a pair
-  that does not match (another build replaced one between the two reads) is not used;
+  path the blob it came from and what scanning it escalated, each module's edges, the
+  edges that depend on which modules exist, the symlinks. It carries the token of the
+  ``graph.bin`` it belongs to: a pair that does not match (another build replaced one
+  between the two reads) is not used;
 - ``blobs-*.bin`` segments, read only when a path needs resolving again without its blob
   being new (a moved file, a new top-level package): per blob, the raw imports and
   escalations. A build appends one small segment for the blobs it read; many segments are
@@ -31,22 +32,27 @@ import marshal
 import os
 import sys
 import tempfile
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentgate.graph_reverse import TYPECODE, packed_fits
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 7  # bump whenever raw records or the layouts change meaning
+VERSION = 8  # bump whenever raw records or the layouts change meaning
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"
 LEGACY = ("imports.bin",)  # earlier versions' files: removed by the next write
 COMPACT_AT = 8  # segments
 _MAGIC = b"agentgate-graph"
-_TAG = f"{sys.implementation.cache_tag}-m{marshal.version}".encode()
+# marshal's format is the interpreter's; the packed ids are the machine's
+_TAG = (f"{sys.implementation.cache_tag}-m{marshal.version}-{sys.byteorder}"
+        f"{array(TYPECODE).itemsize}").encode()
 # key -> the container type it must have (contents are the builder's)
 HOT_SHAPE: dict[str, type] = {
     "context": tuple,  # what resolution depended on: schema, roots
@@ -56,13 +62,14 @@ HOT_SHAPE: dict[str, type] = {
     "names": dict,  # path -> module name of every Python file
     "modules": dict,  # module -> path
     "nodes": list,  # graph_reverse.Reverse: the name table
-    "rows": list,  # graph_reverse.Reverse: per name, the ids of its importers
+    "flat": bytes,  # graph_reverse.Reverse.pack: every name's importers' ids, row after row
+    "starts": bytes,  # graph_reverse.Reverse.pack: where each name's row starts
     "reported": tuple,  # ((path, code, detail), ...): the graph's escalations, sorted
 }
 STATE_SHAPE: dict[str, type] = {
     "token": str,
     "blobs": dict,  # path -> blob of every Python file
-    "imports": dict,  # module -> marshalled frozenset of edges, expansions included
+    "imports": dict,  # module -> its edges (expansions included) as packed ids of "nodes"
     "expand": dict,  # path -> (edges, probes, stars) for paths whose edges depend on others
     "escalations": dict,  # path -> ((code, detail), ...) from scanning and resolving
     "links": dict,  # symlink path -> (blob, target)
@@ -120,6 +127,8 @@ def load(directory: Path) -> Cache:
     segments = sorted(directory.glob(SEGMENTS)) if directory.is_dir() else []
     try:
         hot = _checked(_read(directory / FILE_NAME), HOT_SHAPE)
+        if not packed_fits(len(hot["nodes"]), hot["flat"], hot["starts"]):
+            raise _Bad("corrupt")
     except FileNotFoundError:
         return Cache(directory, segments=segments)
     except OSError as exc:
@@ -219,27 +228,19 @@ def _write(directory: Path, name: str | None, payload: dict[str, Any]) -> None:
 
 
 class LazyMap(Mapping[str, Any]):
-    """A read-only mapping whose values are marshalled bytes, decoded on first access: a plan
-    that touches a few hundred modules never pays for the other 20,000."""
+    """A read-only mapping whose values are decoded from bytes on first access: a plan that
+    touches a few hundred modules never pays for the other 20,000."""
 
-    def __init__(self, raw: Mapping[str, bytes], convert: Callable[[Any], Any]) -> None:
-        self._raw, self._convert = raw, convert
+    def __init__(self, raw: Mapping[str, bytes], decode: Callable[[bytes], Any]) -> None:
+        self._raw, self._decode = raw, decode
         self._done: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         try:
             return self._done[key]
         except KeyError:
-            value = self._done[key] = self._convert(marshal.loads(self._raw[key]))
+            value = self._done[key] = self._decode(self._raw[key])
             return value
-
-    def raw_get(self, key: str, default: Any = None) -> Any:
-        """``get`` for hot loops: the memo first, then the raw value decoded (no memo)."""
-        done = self._done.get(key)
-        if done is not None:
-            return done
-        raw = self._raw.get(key)
-        return default if raw is None else self._convert(marshal.loads(raw))
 
     def __contains__(self, key: object) -> bool:
         return key in self._raw

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentgate import gitio, graph, graph_cache
 from agentgate.config import Config
+from agentgate.graph_reverse import Reverse
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -283,3 +284,21 @@ def test_worktrees_share_the_cache(app_repo: GitRepo, tmp_path: Path) -> None:
     app_repo.git("worktree", "add", "--detach", str(other), "HEAD")
     g = graph.build(other, Config(root=other), "HEAD")
     assert g.stats is not None and (g.stats.cache, g.stats.read) == ("warm", 0)
+
+
+def test_names_left_by_deleted_modules_are_compacted_away(repo: GitRepo) -> None:
+    """Deleting most of a tree leaves most of the name table unused: the next build packs
+    it again, renumbering every edge, and is still the graph a cold build gives."""
+    many = {f"app/m{i}.py": f"import app.x{i}\nimport app.keep\n" for i in range(1500)}
+    repo.files({"app/__init__.py": "", "app/keep.py": "", **many,
+                "tests/test_keep.py": "import app.keep\n"})
+    repo.commit("many modules")
+    first = build(repo)
+    assert first.importers_closure(["app.keep"]).keys() >= {"app.m7", "tests.test_keep"}
+    repo.rm(*many)
+    repo.commit("most of them gone")
+    g = build(repo)
+    reverse = g.importers
+    assert isinstance(reverse, Reverse) and len(reverse.nodes) < 100  # compacted
+    assert snapshot(g) == snapshot(build(repo)) == snapshot(cold(repo))
+    assert g.importers_closure(["app.keep"]).keys() == {"app.keep", "tests.test_keep"}

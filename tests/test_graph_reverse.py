@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgate.graph import ImportGraph
-from agentgate.graph_reverse import Reverse
+from agentgate.graph_reverse import Reverse, packed_fits
 
 NAMES = st.sampled_from([f"m{i}" for i in range(12)])
 IMPORTERS = st.dictionaries(NAMES, st.sets(NAMES, min_size=1, max_size=5), max_size=12)
@@ -28,10 +29,12 @@ def test_closure_is_the_plain_walk_in_the_same_order(
     importers: dict[str, set[str]], seeds: list[str]
 ) -> None:
     indexed = Reverse.from_dict(importers)  # seeds found through the name index
-    scanned = Reverse(list(indexed.nodes), list(indexed.rows))  # as loaded: by a scan
+    scanned = Reverse(list(indexed.nodes), *indexed.pack())  # no index: seeds by a scan
+    loaded = Reverse(indexed.nodes, *indexed.pack())  # as the cache loads it
     expected = list(walk(plain(importers), seeds).items())
-    assert list(indexed.closure(seeds).items()) == expected
-    assert list(scanned.closure(seeds).items()) == expected
+    for reverse in (indexed, scanned, loaded):
+        assert list(reverse.closure(seeds).items()) == expected
+    assert dict(loaded) == plain(importers) and len(loaded) == len(plain(importers))
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,7 +43,8 @@ def test_closure_is_the_plain_walk_in_the_same_order(
 def test_patched_table_is_the_table_built_from_nothing(
     start: dict[str, set[str]], puts: list[tuple[str, set[str]]], seeds: list[str]
 ) -> None:
-    reverse = Reverse.from_dict(start)
+    built = Reverse.from_dict(start)
+    reverse = Reverse(list(built.nodes), *built.pack())  # a build patches the cached
     final = {k: set(v) for k, v in start.items()}
     for name, found in puts:
         reverse.put(name, found)
@@ -52,6 +56,21 @@ def test_patched_table_is_the_table_built_from_nothing(
     assert list(reverse.closure(seeds).items()) == list(fresh.closure(seeds).items())
     assert dict(reverse.compacted()) == dict(fresh)
     assert len(reverse.compacted().nodes) <= len(reverse.nodes)
+    again = Reverse(list(reverse.nodes), *reverse.pack())  # and saves it
+    assert again.rows == reverse.rows and again.empty() == reverse.empty()
+    assert len(reverse) == len(reverse.nodes) - reverse.empty()
+    assert list(again.closure(seeds).items()) == list(fresh.closure(seeds).items())
+
+
+def test_packed_rows_that_do_not_fit_are_refused() -> None:
+    nodes = ["a", "b"]
+    flat, starts = Reverse.from_dict({"a": ["b"]}).pack()
+    assert packed_fits(2, flat, starts)
+    assert not packed_fits(3, flat, starts)  # another table's rows
+    assert not packed_fits(2, flat[:-1], starts)  # not whole ids
+    assert not packed_fits(2, flat + flat, starts)  # ids past the last row
+    with pytest.raises(ValueError):
+        Reverse([*nodes, "c"], flat, starts)
 
 
 def test_a_name_nothing_imports_is_absent() -> None:
@@ -60,3 +79,13 @@ def test_a_name_nothing_imports_is_absent() -> None:
     reverse.put("a", [])
     assert "a" not in reverse and len(reverse) == 0
     assert reverse.closure(["a", "zzz"]) == {"a": None, "zzz": None}
+
+
+def test_a_table_of_mostly_deleted_names_is_worth_compacting() -> None:
+    reverse = Reverse.from_dict({f"m{i}": [f"user{i}"] for i in range(3000)})
+    assert not reverse.sparse
+    for i in range(2900):
+        reverse.put(f"m{i}", [])  # as a history of deletions leaves the table
+    assert reverse.sparse
+    small = reverse.compacted()
+    assert len(small.nodes) == 200 and dict(small) == dict(reverse) and not small.sparse
