@@ -106,11 +106,12 @@ def common_dir(root: Path) -> Path:
     """The git dir shared by every worktree: caches live here so all worktrees see them.
     Asked once per folder and process (a plan asks for the graph cache and the witness
     store)."""
-    return _common_dir(os.path.abspath(root))
+    env = tuple(os.environ.get(v) for v in ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE"))
+    return _common_dir(os.path.abspath(root), env)
 
 
 @functools.lru_cache(maxsize=64)
-def _common_dir(root: str) -> Path:
+def _common_dir(root: str, env: tuple[str | None, ...]) -> Path:  # env: part of the key
     path = Path(_line(run(root, "rev-parse", "--git-common-dir")))
     return path if path.is_absolute() else (Path(root) / path).resolve()
 
@@ -201,6 +202,10 @@ def parse_raw(out: bytes) -> list[Change]:
             new = os.fsdecode(fields[i + 1])
             i += 2
         changes.append(_change(meta, status, new, old))
+    if any(fields[i:]):
+        # A record this parser does not know would otherwise end the list early: fewer
+        # changes, fewer tests. Refuse instead.
+        raise GitError("git diff printed a record agentgate cannot read; please report it")
     return changes
 
 

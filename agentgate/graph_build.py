@@ -83,16 +83,17 @@ def _patched(old: Mapping[str, Any], changes: Iterable[Change], rooted: Roots) -
         elif (change.new_mode.startswith("10") and path.endswith(".py")  # a file, no link
               and (name := name_in(rooted, path)) is not None):
             python[path], names[path], added = change.new_blob, name, True
-    if added:  # the listing's order: sorted, as ls-tree gives it
-        python = dict(sorted(python.items()))
+    if added:  # ls-tree's order: by the path's bytes
+        python = dict(sorted(python.items(), key=lambda item: os.fsencode(item[0])))
         names = {p: names[p] for p in python}
     return Tree(python, names, links)
 
 
 def _listed(root: Path, tree: str, rooted: Roots) -> Tree:
     out = gitio.run(root, "ls-tree", "-r", "-z", "--full-tree", tree)
-    # surrogateescape: the same decoding as os.fsdecode, so odd bytes round-trip into git
-    text = out.decode("utf-8", "surrogateescape")
+    # decoded as gitio decodes every path (os.fsdecode), so the paths of a diff, of a
+    # patched listing and of this one are the same strings, and odd bytes round-trip
+    text = os.fsdecode(out)
     links = {p: b for b, p in _LINK_RE.findall(text) if rooted.naming_root(p) is not None}
     python = {p: b for mode, b, p in _PY_RE.findall(text) if mode != _SYMLINK}
     names = {}
@@ -261,7 +262,8 @@ class Builder:
         for target in adds.keys() | drops.keys():
             now = set(reverse.get(target, ())) - drops.get(target, set())
             reverse.put(target, now | adds.get(target, set()))
-        if reverse.sparse:  # renumbered: the forward edges are packed again
+        if reverse.unused(self.imports) > len(reverse.nodes) // 2 + 1000:
+            # mostly names of deleted modules: renumbered, and the forward edges packed again
             self.reverse = reverse.compacted()
             self.imports = {n: self.reverse.encode(reverse.decode(b))
                             for n, b in self.imports.items()}

@@ -201,14 +201,17 @@ class Reverse(Mapping[str, tuple[str, ...]]):
         nodes = self.nodes
         return frozenset(nodes[i] for i in _ints(data)) if data else frozenset()
 
-    @property
-    def sparse(self) -> bool:
-        """Whether most of the table is names nothing imports (deleted modules accumulate as
-        empty rows while a cache is patched through a history): worth ``compacted``. Only
-        a patched table is asked: an untouched one is as compact as it was."""
-        if not self._over:
-            return False
-        return self.empty() > len(self.nodes) // 2 + 1000
+    def unused(self, edges: Mapping[str, bytes]) -> int:
+        """How many names ``compacted`` would drop: nothing imports them and, by ``edges``
+        (the forward edges, ``encode``'s), they import nothing. Deleted modules leave such
+        names behind while a cache is patched through a history; a test module, imported by
+        nothing, is not one of them."""
+        starts, packed, over = self._starts, self._packed, self._over
+        empty = [i for i, (a, b) in enumerate(pairwise(starts)) if a == b and i not in over]
+        empty += [i for i in range(packed, len(self.nodes)) if i not in over]
+        empty += [i for i, row in over.items() if not row]
+        nodes = self.nodes
+        return sum(1 for i in empty if not edges.get(nodes[i]))
 
     def compacted(self) -> Reverse:
         """The same mapping without the names no row needs."""

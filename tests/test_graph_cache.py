@@ -6,8 +6,9 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from agentgate import gitio, graph, graph_cache
+from agentgate import gitio, graph, graph_build, graph_cache
 from agentgate.config import Config
+from agentgate.graph_resolve import roots_of
 from agentgate.graph_reverse import Reverse
 
 if TYPE_CHECKING:
@@ -302,3 +303,66 @@ def test_names_left_by_deleted_modules_are_compacted_away(repo: GitRepo) -> None
     assert isinstance(reverse, Reverse) and len(reverse.nodes) < 100  # compacted
     assert snapshot(g) == snapshot(build(repo)) == snapshot(cold(repo))
     assert g.importers_closure(["app.keep"]).keys() == {"app.keep", "tests.test_keep"}
+
+
+def _listing(repo: GitRepo, rev: str, old: dict[str, Any] | None = None) -> graph_build.Tree:
+    rooted = roots_of(Config(root=repo.path, sources=(".",), tests=("tests",)))
+    tree = gitio.resolve(repo.path, rev, peel="tree")
+    return graph_build.list_tree(repo.path, tree, rooted, old or {})
+
+
+def test_patched_listing_is_the_full_listing(repo: GitRepo) -> None:
+    """The cached listing patched with one git diff-tree is what ls-tree lists, whatever
+    changed: a mode, a file into a link and back, a submodule at a .py path, a file into a
+    folder, paths outside the roots, non-ASCII and non-UTF-8 names."""
+    repo.files({"app/__init__.py": "", "app/a.py": "A = 1\n", "app/b.py": "B = 1\n",
+                "app/c.py": "", "app/d.py": "", "app/café.py": "", "venv/lib/x.py": "",
+                "tests/test_a.py": "import app.a\n"})
+    repo.write(b"app/odd\xff.py", "ODD = 1\n")
+    (repo.path / "app/link.py").symlink_to("a.py")
+    first = repo.commit("first")
+    repo.git("update-index", "--chmod=+x", "app/a.py")  # a mode change only
+    (repo.path / "app/b.py").unlink()
+    (repo.path / "app/b.py").symlink_to("a.py")  # a file becomes a link
+    (repo.path / "app/link.py").unlink()
+    repo.write("app/link.py", "L = 1\n")  # and a link becomes a file
+    repo.rm("app/c.py")
+    repo.write("app/c.py/inner.py", "")  # a file becomes a folder (no module: not a name)
+    repo.rm("app/d.py")
+    repo.write("app/é/new.py", "import app.a\n")
+    repo.write(b"app/odd\xfe.py", "ODD = 2\n")
+    repo.write("venv/lib/y.py", "")
+    repo.add()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{first},app/sub.py")  # gitlink
+    repo.commit("second", add=False)
+    before = _listing(repo, first)
+    old = {"context": graph_build.context_of(roots_of(Config(root=repo.path, sources=(".",),
+                                                             tests=("tests",)))),
+           "tree": gitio.resolve(repo.path, first, peel="tree"), "blobs": before.python,
+           "names": before.names, "links": {p: (b, "?") for p, b in before.links.items()}}
+    patched, listed = _listing(repo, "HEAD", old), _listing(repo, "HEAD")
+    assert patched == listed
+    assert list(patched.python) == list(listed.python)  # the same order too
+    assert "app/b.py" in patched.links and "app/link.py" in patched.python
+    assert "app/sub.py" not in patched.python and "app/c.py" not in patched.python
+    assert any(p.startswith("app/odd") for p in patched.python)
+
+
+def test_a_tree_with_no_python_change_keeps_the_state(app_repo: GitRepo) -> None:
+    """A commit that changes no Python file rewrites only the graph part (a new tree, the
+    same state and token); the next Python change still patches to the cold graph."""
+    build(app_repo)
+    state = cache_file(app_repo).parent / graph_cache.STATE_NAME
+    before = state.read_bytes()
+    app_repo.files({"README.md": "more words\n", "docs/guide.txt": "x\n"})
+    app_repo.commit("docs only")
+    docs = build(app_repo)
+    assert docs.stats is not None and (docs.stats.cache, docs.stats.resolved) == ("warm", 0)
+    assert state.read_bytes() == before
+    assert graph_cache.load(state.parent).hot["tree"] == gitio.resolve(
+        app_repo.path, "HEAD", peel="tree")
+    app_repo.files({"app/pricing/tax.py": "import app.checkout.session\n"})
+    app_repo.commit("code again")
+    g = build(app_repo)
+    assert g.stats is not None and (g.stats.cache, g.stats.parsed) == ("warm", 1)
+    assert snapshot(g) == snapshot(cold(app_repo))

@@ -82,10 +82,22 @@ def test_a_name_nothing_imports_is_absent() -> None:
 
 
 def test_a_table_of_mostly_deleted_names_is_worth_compacting() -> None:
+    users = {f"user{i}": b"edges" for i in range(3000)}  # the forward edges, as the builder has
     reverse = Reverse.from_dict({f"m{i}": [f"user{i}"] for i in range(3000)})
-    assert not reverse.sparse
+    assert reverse.unused(users) == 0  # every name imports or is imported
     for i in range(2900):
         reverse.put(f"m{i}", [])  # as a history of deletions leaves the table
-    assert reverse.sparse
+        del users[f"user{i}"]
+    assert reverse.unused(users) == 5800
     small = reverse.compacted()
-    assert len(small.nodes) == 200 and dict(small) == dict(reverse) and not small.sparse
+    assert len(small.nodes) == 200 and dict(small) == dict(reverse)
+    assert small.unused(users) == 0
+
+
+def test_names_that_only_import_are_not_unused() -> None:
+    """Test modules import and are imported by nothing: compacting cannot drop them, so
+    they must not make every build compact."""
+    tests = {f"tests.test_{i}": b"edges" for i in range(5000)}
+    reverse = Reverse.from_dict({"app": list(tests)})
+    reverse.put("app", [*tests, "tests.test_new"])  # a patched table
+    assert reverse.empty() == 5001 and reverse.unused({**tests, "tests.test_new": b"e"}) == 0
