@@ -50,13 +50,22 @@ def _plain(value: Any) -> Any:
     return _jsonable(value) if isinstance(value, set | frozenset | tuple) else value
 
 
+def _key(key: Any) -> str:
+    """A key as json.dumps writes one (it takes str, numbers, booleans and None)."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool | int | float):
+        return json.dumps(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
 def _pretty(value: Any, depth: int) -> str:
     value = _plain(value)
     if depth >= 2 or not value or not isinstance(value, dict | list):
         return _LEAF.encode(value)
     pad, inner = "  " * depth, "  " * (depth + 1)
     if isinstance(value, dict):
-        items = [f"{inner}{_LEAF.encode(str(k))}: {_pretty(v, depth + 1)}"
+        items = [f"{inner}{_LEAF.encode(_key(k))}: {_pretty(v, depth + 1)}"
                  for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     items = [f"{inner}{_pretty(v, depth + 1)}" for v in value]
