@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agentgate.model import Reason, Result, Verdict
 from agentgate.report import to_json
 
@@ -29,3 +31,12 @@ def test_json_is_the_plain_document_one_item_per_line() -> None:
     assert '    "tests/test_a.py": ["tests/test_a.py", "app/a.py"],' in lines  # a chain per line
     assert '  "verdict": "promote",' in lines
     assert '  "empty": [],' in lines
+
+
+def test_json_keys_are_written_as_json_writes_them() -> None:
+    result = Result(command="plan")
+    result.extra["counts"] = {None: 1, True: 2, 3: 3, "s": 4}
+    assert json.loads(to_json(result))["counts"] == {"null": 1, "true": 2, "3": 3, "s": 4}
+    result.extra["counts"] = {(1, 2): 0}
+    with pytest.raises(TypeError):  # as json.dumps refuses it
+        to_json(result)
