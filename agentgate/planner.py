@@ -18,6 +18,7 @@ from agentgate.config import Config
 from agentgate.graph import ImportGraph
 from agentgate.markers import AddedMarker
 from agentgate.model import DELETED, RENAMED, Change, Reason, Verdict
+from agentgate.planner_deps import dependency_reasons
 from agentgate.planner_pytest import (
     TestFiles,
     is_test_file,
@@ -36,7 +37,8 @@ class PlanInput:
     graph: ImportGraph  # the head's
     # Root pytest config files at head (file -> text): which files pytest collects.
     pytest_head: Mapping[str, str | None] = field(default_factory=dict)
-    # Every pytest config file the range touched, at any depth: path -> (base, head) text.
+    # Every pytest config file the range touched, at any depth: path -> (base, head) text
+    # (pyproject.toml and setup.cfg among them: their dependency tables are read too).
     pytest_changed: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     markers: tuple[AddedMarker, ...] = ()
 
@@ -206,6 +208,7 @@ def _reasons(
     reasons = _protected(inp, graph, closure, impact)
     reasons += _root_conftest(inp, graph, closure, impact)
     reasons += pytest_config_reasons(inp.pytest_changed)
+    reasons += dependency_reasons(inp.changes, inp.pytest_changed)
     reasons += _deleted_tests(inp, patterns)
     reasons += [
         Reason("marker-added", Verdict.PROMOTE, m.describe() + ": a relabelled test hides "

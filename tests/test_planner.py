@@ -199,7 +199,8 @@ def test_pytest_configuration_changes_promote() -> None:
     assert changed("pyproject.toml", PYPROJECT, PYPROJECT.replace("-q", "-q -k fast")) == [
         "pytest-config"]
     assert changed("pyproject.toml", PYPROJECT, PYPROJECT.replace('"x"', '"y"')) == []
-    assert changed("pyproject.toml", PYPROJECT, PYPROJECT + "[oops\n") == ["pytest-config"]
+    assert changed("pyproject.toml", PYPROJECT, PYPROJECT + "[oops\n") == [
+        "pytest-config", "dependencies"]  # neither table can be compared
     assert changed("tox.ini", "[tox]\nenv = a\n", "[tox]\nenv = b\n") == []
     assert changed("tox.ini", "[pytest]\naddopts = -x\n", "[pytest]\naddopts = -x -p no:x\n") \
         == ["pytest-config"]
@@ -208,6 +209,35 @@ def test_pytest_configuration_changes_promote() -> None:
     assert changed("pytest.ini", None, "[pytest]\n") == ["pytest-config"]
     assert changed("tests/pytest.ini", "[pytest]\n", "[pytest]\nmarkers = a\n") == [
         "pytest-config"]
+
+
+DEPS = '[project]\nname = "x"\ndependencies = ["attrs>=23"]\n'
+SETUP_CFG = "[metadata]\nname = x\n\n[options]\ninstall_requires =\n    attrs>=23\n"
+
+
+def test_dependency_changes_promote() -> None:
+    """The graph stops at the repository's edge: what the project installs changing can
+    reach any module, so the full suite runs."""
+    def changed(path: str, base: str | None = None, head: str | None = None) -> list[str]:
+        return codes(run(M(path), pytest_changed={path: (base, head)}))
+
+    for path in ("requirements.txt", "requirements-dev.txt", "requirements/test.txt",
+                 "services/api/requirements.in", "constraints.txt", "poetry.lock",
+                 "uv.lock", "Pipfile.lock", "setup.py", "pylock.toml", "environment.yml"):
+        assert changed(path) == ["dependencies"], path
+    for path in ("docs/requirements.md", "app/requirements.py.txt.bak", "notes.txt"):
+        assert changed(path) == [], path
+    assert changed("pyproject.toml", DEPS, DEPS.replace(">=23", ">=24")) == ["dependencies"]
+    assert changed("pyproject.toml", DEPS, DEPS + '\n[dependency-groups]\ntest = ["pytest"]\n') \
+        == ["dependencies"]
+    assert changed("pyproject.toml", DEPS, DEPS.replace('"x"', '"y"')) == []  # metadata only
+    assert changed("pkg/pyproject.toml", None, DEPS) == ["dependencies"]  # a new package
+    assert changed("setup.cfg", SETUP_CFG, SETUP_CFG.replace(">=23", "<23")) == ["dependencies"]
+    assert changed("setup.cfg", SETUP_CFG, SETUP_CFG.replace("name = x", "name = y")) == []
+    renamed = Change(status="R", path="requirements/base.txt", old_path="requirements.txt")
+    assert codes(run(renamed)) == ["dependencies"]
+    [reason] = run(M("requirements.txt")).reasons
+    assert reason.path == "requirements.txt" and "full suite required" in reason.detail
 
 
 def test_pytest_python_files_decides_what_a_test_file_is() -> None:

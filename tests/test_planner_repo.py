@@ -197,6 +197,23 @@ def test_pytest_configuration_change_promotes(chain: GitRepo) -> None:
     assert codes(data) == ["pytest-config"] and data["exit_code"] == 2
 
 
+def test_dependency_change_promotes(chain: GitRepo) -> None:
+    commit(chain, {"requirements.txt": "attrs==23.1\n",
+                   "pyproject.toml": '[project]\nname = "x"\ndependencies = ["attrs"]\n'})
+    chain.git("tag", "-f", "base")
+    commit(chain, {"requirements.txt": "attrs==24.2\n"})
+    data = plan_json(chain)
+    assert codes(data) == ["dependencies"] and data["exit_code"] == 2
+    assert data["reasons"][0]["path"] == "requirements.txt"
+    chain.git("tag", "-f", "base")
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\ndependencies = ["attrs"]\n'})
+    assert plan_json(chain)["exit_code"] == 0  # the name, not the dependencies
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\ndependencies = ["attrs<24"]\n'})
+    data = plan_json(chain)
+    assert codes(data) == ["dependencies"] and data["reasons"][0]["path"] == "pyproject.toml"
+    assert "project.dependencies" in data["reasons"][0]["detail"]
+
+
 def test_invalid_ledger_blocks_the_plan(chain: GitRepo) -> None:
     commit(chain, {".agentgate/freezes/broken.json": "{"}, "ledger")
     commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
