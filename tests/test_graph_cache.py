@@ -41,6 +41,15 @@ def cold(repo: GitRepo, rev: str = "HEAD", sources: tuple[str, ...] = (".",)) ->
     return build(repo, rev, sources)
 
 
+def apply(repo: GitRepo, step: dict[str, str | None]) -> None:
+    """Write each file of a step (None: remove it)."""
+    for path, text in step.items():
+        if text is None:
+            repo.rm(path)
+        else:
+            repo.write(path, text)
+
+
 def test_second_build_reads_only_the_changed_blobs(app_repo: GitRepo) -> None:
     first = build(app_repo)
     assert first.stats is not None and first.stats.cache == "cold"
@@ -74,11 +83,7 @@ def test_patched_graph_equals_a_cold_build_through_a_history(repo: GitRepo) -> N
         {"app/e/__init__.py": None},  # the module it shadowed runs again, unchanged
     ]
     for step in steps:
-        for path, text in step.items():
-            if text is None:
-                repo.rm(path)
-            else:
-                repo.write(path, text)
+        apply(repo, step)
         repo.commit("step")
         warm = build(repo)
         assert (warm.stats is not None and warm.stats.cache == "warm") or step is steps[0]
@@ -101,11 +106,7 @@ def test_patched_through_a_whole_history_without_a_cold_build(repo: GitRepo) -> 
     ]
     seen: list[tuple[str, dict[str, Any]]] = []
     for step in history:
-        for path, text in step.items():
-            if text is None:
-                repo.rm(path)
-            else:
-                repo.write(path, text)
+        apply(repo, step)
         sha = repo.commit("step")
         seen.append((sha, snapshot(build(repo))))
     for sha, patched in seen:
