@@ -120,13 +120,14 @@ class Reverse(Mapping[str, tuple[str, ...]]):
 
     def empty(self) -> int:
         """How many names of the table nothing imports."""
-        starts, packed = self._starts, self._packed
-        count = sum(1 for a, b in pairwise(starts) if a == b)
-        count += len(self.nodes) - packed  # names added since: empty unless set
-        for i, row in self._over.items():
-            was_empty = i >= packed or starts[i] == starts[i + 1]
-            count += (not row) - was_empty
-        return count
+        return len(self._empty_ids())
+
+    def _empty_ids(self) -> list[int]:
+        starts, packed, over = self._starts, self._packed, self._over
+        empty = [i for i, (a, b) in enumerate(pairwise(starts)) if a == b and i not in over]
+        empty += [i for i in range(packed, len(self.nodes)) if i not in over]  # added since
+        empty += [i for i, row in over.items() if not row]
+        return empty
 
     # --- the walk --------------------------------------------------------------------------
 
@@ -206,12 +207,8 @@ class Reverse(Mapping[str, tuple[str, ...]]):
         (the forward edges, ``encode``'s), they import nothing. Deleted modules leave such
         names behind while a cache is patched through a history; a test module, imported by
         nothing, is not one of them."""
-        starts, packed, over = self._starts, self._packed, self._over
-        empty = [i for i, (a, b) in enumerate(pairwise(starts)) if a == b and i not in over]
-        empty += [i for i in range(packed, len(self.nodes)) if i not in over]
-        empty += [i for i, row in over.items() if not row]
         nodes = self.nodes
-        return sum(1 for i in empty if not edges.get(nodes[i]))
+        return sum(1 for i in self._empty_ids() if not edges.get(nodes[i]))
 
     def compacted(self) -> Reverse:
         """The same mapping without the names no row needs."""

@@ -35,15 +35,12 @@ def safe(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-_LEAF = json.JSONEncoder(default=lambda value: _jsonable(value))
-
-
 def to_json(result: Result) -> str:
     """Indented two levels deep (one key, one test, one reason per line), compact below.
 
     json's C encoder only runs without ``indent``, and a plan on a monorepo carries a chain
     per test (thousands): the pure-Python indenting encoder was most of its JSON time."""
-    return _pretty(_plain(result.to_json()), 0)
+    return _pretty(result.to_json(), 0)
 
 
 def _plain(value: Any) -> Any:
@@ -76,6 +73,9 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return sorted(value) if isinstance(value, set | frozenset) else list(value)
     return str(value)
+
+
+_LEAF = json.JSONEncoder(default=_jsonable)  # json's C encoder: no indent
 
 
 def text_lines(result: Result) -> list[str]:
