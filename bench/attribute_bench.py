@@ -29,10 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentgate import config as config_mod
-from agentgate import interp, worktrees
-from agentgate.attribution_runs import Harness, Tree, find_inifile, prepare_scratch, pytest_args
-from agentgate.attribution_runs import run_env as pinned_env
+from agentgate.attribution.runs import Harness, Tree, find_inifile, prepare_scratch, pytest_args
+from agentgate.attribution.runs import run_env as pinned_env
+from agentgate.core import config as config_mod
+from agentgate.git import worktrees
+from agentgate.run import interp
 
 NODE = "tests/test_core.py::test_pick"
 FILES = {

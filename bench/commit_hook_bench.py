@@ -12,7 +12,7 @@ change, and times, as fresh processes interleaved in the same run (median of ``-
   and ``python -c pass`` in a venv and in this environment (the interpreter's start-up);
 - ``python -c "import typer, git, rich.console"``: what a naive hook would add.
 
-Then ``python -X importtime -c "import agentgate.hookcmd"``'s top offenders, and a check
+Then ``python -X importtime -c "import agentgate.flows.hooks"``'s top offenders, and a check
 that the real hook path never imports typer, click, rich or GitPython. Figures, machine facts
 and the reproduce command go to bench/commit_hook.md.
 
@@ -202,9 +202,9 @@ def measure(
 def import_offenders(
     python: Path, env: dict[str, str], top: int = 10
 ) -> list[tuple[int, int, str]]:
-    """(cumulative us, self us, module) of ``import agentgate.hookcmd``, worst first."""
+    """(cumulative us, self us, module) of ``import agentgate.flows.hooks``, worst first."""
     proc = subprocess.run(
-        [str(python), "-X", "importtime", "-c", "import agentgate.hookcmd"],
+        [str(python), "-X", "importtime", "-c", "import agentgate.flows.hooks"],
         env=env,
         capture_output=True,
         text=True,
@@ -337,7 +337,7 @@ def render(
     lines += [f"- {key}: {value}" for key, value in facts.items()]
     lines += [
         "",
-        '## `python -X importtime -c "import agentgate.hookcmd"` (agentgate\'s venv), top 10',
+        '## `python -X importtime -c "import agentgate.flows.hooks"` (agentgate\'s venv), top 10',
         "",
     ]
     lines += ["| cumulative us | self us | module |", "|---:|---:|---|"]

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentgate import config as config_mod
-from agentgate import ledger
+from agentgate.core import config as config_mod
+from agentgate.ledger import records as ledger
 
 
 def _git(root: Path, *args: str) -> None:

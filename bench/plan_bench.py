@@ -45,7 +45,8 @@ MONO_EDITS = ("src/mono_core/sub3/mod1200.py", "src/mono_api/sub10/mod4001.py",
 CHILD_GRAPH = """
 import json, sys, time
 from pathlib import Path
-from agentgate import config, graph
+from agentgate.core import config
+from agentgate.graph import build as graph
 root, rev = Path(sys.argv[1]), sys.argv[2]
 cfg = config.load(root)
 start, cpu = time.perf_counter(), time.process_time()

@@ -42,10 +42,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgate import config as config_mod
-from agentgate import interp
-from agentgate.config import DEFAULT_AGENT_ENV
-from agentgate.witness import blocks, gate
+from agentgate.core import config as config_mod
+from agentgate.core.config import DEFAULT_AGENT_ENV
+from agentgate.run import interp
+from agentgate.witness import blocks
+from agentgate.witness import select as gate
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / "_work"

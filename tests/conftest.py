@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgate.config import DEFAULT_AGENT_ENV
+from agentgate.core.config import DEFAULT_AGENT_ENV
 from tests.helpers import AUTHOR, EMAIL, GitRepo
 
 

@@ -19,10 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import attribution, gitio, interp, worktrees
-from agentgate import config as config_mod
-from agentgate.errors import AgentgateError
-from agentgate.model import Result
+from agentgate.attribution import attribute as engine
+from agentgate.attribution.request import Request
+from agentgate.core import config as config_mod
+from agentgate.core.errors import AgentgateError
+from agentgate.core.model import Result
+from agentgate.git import gitio, worktrees
+from agentgate.run import interp
 from tests.helpers import GitRepo, run_agentgate
 
 SEEDS = 4
@@ -79,8 +82,8 @@ def patch_repo(
 def attribute(repo: GitRepo, nodeid: str = NODE, **options: object) -> Result:
     options.setdefault("runs", SEEDS)
     options.setdefault("repeats", 2)
-    request = attribution.Request(nodeid=nodeid, base="main", **options)  # type: ignore[arg-type]
-    return attribution.attribute(repo.path, config_mod.load(repo.path), request)
+    request = Request(nodeid=nodeid, base="main", **options)  # type: ignore[arg-type]
+    return engine.attribute(repo.path, config_mod.load(repo.path), request)
 
 
 def no_worktree_left(repo: GitRepo) -> bool:

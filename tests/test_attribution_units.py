@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import config as config_mod
-from agentgate.attribution_report import Summary, build_result
-from agentgate.attribution_runs import (
+from agentgate.attribution.runs import (
     PLUGINS_OFF,
     Harness,
     Run,
@@ -26,10 +24,12 @@ from agentgate.attribution_runs import (
     pytest_args,
     run_env,
 )
-from agentgate.attribution_verdict import Attribution, TreeEvidence, decide
-from agentgate.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
-from agentgate.model import Verdict
-from agentgate.report import text_lines
+from agentgate.attribution.summary import Summary, build_result
+from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
+from agentgate.core import config as config_mod
+from agentgate.core.model import Verdict
+from agentgate.report.render import text_lines
+from agentgate.run.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
 
 
 @pytest.fixture(autouse=True)

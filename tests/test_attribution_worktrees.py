@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import gitio, worktrees
-from agentgate.errors import GitError
+from agentgate.core.errors import GitError
+from agentgate.git import gitio, worktrees
 from tests.helpers import GitRepo
 
 
@@ -100,7 +100,7 @@ def test_a_killed_owner_leaves_nothing_the_next_run_keeps(
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from agentgate import worktrees
+        from agentgate.git import worktrees
         root = Path({os.fspath(repo.path)!r})
         with worktrees.using_worktree(root, {second!r}):
             with worktrees.temporary_worktree(root, {first!r}):

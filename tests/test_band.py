@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import band
-from agentgate import config as config_mod
-from agentgate.band import BandSpec, Tree
+from agentgate.core import config as config_mod
+from agentgate.run import band
+from agentgate.run.band import BandSpec, Tree
 from tests.helpers import GitRepo
 
 MIXED = """\

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentgate import checkrun
+from agentgate.flows import check as checkrun
 from tests.helpers import GitRepo, run_agentgate
 from tests.test_ledger import write_freeze
 from tests.test_planner_repo import CHAIN_APP, commit

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import errors
 from agentgate.cli.app import guarded, main
-from agentgate.model import Reason, Result, Verdict
-from agentgate.report import text_lines
+from agentgate.core import errors
+from agentgate.core.model import Reason, Result, Verdict
+from agentgate.report.render import text_lines
 from tests.helpers import GitRepo, run_agentgate
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import config
-from agentgate.errors import ConfigError
+from agentgate.core import config
+from agentgate.core.errors import ConfigError
 from tests.helpers import GitRepo, run_agentgate
 
 

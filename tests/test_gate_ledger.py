@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agentgate import gate
-from agentgate.model import Verdict
+from agentgate.core.model import Verdict
+from agentgate.gate import checks as gate
 from tests.helpers import GitRepo
 from tests.test_ledger import TAX, freeze_json
 

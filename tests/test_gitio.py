@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import gitio
-from agentgate.errors import GitError
+from agentgate.core.errors import GitError
+from agentgate.git import gitio
 from tests.helpers import GitRepo, run_agentgate
 
 ODD = "dir with space/naïve ünïcode.py"

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agentgate import gitio, graph, imports_scan
-from agentgate.config import Config
-from agentgate.graph import Escalation, ImportGraph, module_name
+from agentgate.core.config import Config
+from agentgate.git import gitio
+from agentgate.graph import build as graph
+from agentgate.graph import scan as imports_scan
+from agentgate.graph.types import Escalation, ImportGraph, module_name
 
 if TYPE_CHECKING:
     from tests.helpers import GitRepo
@@ -305,7 +307,7 @@ def test_grimp_and_ast_paths_build_the_same_graph(
 
 
 def test_bad_revision_is_a_clear_error(app_repo: GitRepo) -> None:
-    from agentgate.errors import GitError
+    from agentgate.core.errors import GitError
 
     with pytest.raises(GitError, match="does not exist"):
         build(app_repo, "no-such-branch")

@@ -6,15 +6,18 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from agentgate import gitio, graph, graph_build, graph_cache
-from agentgate.config import Config
-from agentgate.graph_resolve import roots_of
-from agentgate.graph_reverse import Reverse
+from agentgate.core.config import Config
+from agentgate.git import gitio
+from agentgate.graph import build as graph
+from agentgate.graph import builder as graph_build
+from agentgate.graph import cache as graph_cache
+from agentgate.graph.resolve import roots_of
+from agentgate.graph.reverse import Reverse
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentgate.graph import ImportGraph
+    from agentgate.graph.types import ImportGraph
     from tests.helpers import GitRepo
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentgate.graph import ImportGraph
-from agentgate.graph_reverse import Reverse, packed_fits
+from agentgate.graph.reverse import Reverse, packed_fits
+from agentgate.graph.types import ImportGraph
 
 NAMES = st.sampled_from([f"m{i}" for i in range(12)])
 IMPORTERS = st.dictionaries(NAMES, st.sets(NAMES, min_size=1, max_size=5), max_size=12)

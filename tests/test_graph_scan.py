@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from agentgate import imports_scan
-from agentgate.graph_grimp import ImportLine
-from agentgate.imports_scan import FileScan, scan_sources
+from agentgate.graph import scan as imports_scan
+from agentgate.graph.scan import FileScan, scan_sources
+from agentgate.graph.scan_grimp import ImportLine
 
 # Sources whose import statements are awkward to re-read from a line number.
 TRICKY = {
@@ -183,7 +183,7 @@ def test_without_grimp_the_ast_pass_gives_the_same_answer() -> None:
         f"""
         import sys
         sys.modules["grimp"] = None
-        from agentgate import imports_scan
+        from agentgate.graph import scan as imports_scan
         imports_scan._SMALL_BATCH = 0
         sources = {{k: v.encode() for k, v in {TRICKY!r}.items()}}
         got = imports_scan.scan_sources(sources)

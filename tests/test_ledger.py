@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from agentgate import config as config_mod
-from agentgate import ledger
-from agentgate.errors import EXIT_BLOCKED, AgentgateError
-from agentgate.model import Verdict
+from agentgate.core import config as config_mod
+from agentgate.core.errors import EXIT_BLOCKED, AgentgateError
+from agentgate.core.model import Verdict
+from agentgate.ledger import records as ledger
 from tests.helpers import GitRepo
 
 TODAY = date(2026, 1, 10)
@@ -581,7 +581,7 @@ def test_record_file_names_are_distinct_for_similar_node_ids() -> None:
 def _schema() -> dict[str, Any]:
     from importlib.resources import files
 
-    text = files("agentgate").joinpath(ledger.SCHEMA).read_text(encoding="utf-8")
+    text = files("agentgate.ledger").joinpath(ledger.SCHEMA).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

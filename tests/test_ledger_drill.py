@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from agentgate import config as config_mod
-from agentgate import ledger, ledger_drill
-from agentgate.errors import EXIT_USAGE, AgentgateError
-from agentgate.model import Verdict
+from agentgate.core import config as config_mod
+from agentgate.core.errors import EXIT_USAGE, AgentgateError
+from agentgate.core.model import Verdict
+from agentgate.flows import thaw as ledger_drill
+from agentgate.ledger import records as ledger
 from tests.helpers import GitRepo
 from tests.test_ledger import write_freeze
 

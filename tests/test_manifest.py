@@ -5,8 +5,10 @@ import subprocess
 
 import pytest
 
-from agentgate import config, gate, manifest
-from agentgate.model import Verdict
+from agentgate.core import config
+from agentgate.core.model import Verdict
+from agentgate.gate import checks as gate
+from agentgate.gate import manifest
 from tests.helpers import GitRepo, run_agentgate
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentgate.config import Config
-from agentgate.graph import Escalation, ImportGraph
-from agentgate.markers import AddedMarker
-from agentgate.model import Change, Verdict
-from agentgate.planner import Plan, PlanInput, plan
+from agentgate.core.config import Config
+from agentgate.core.model import Change, Verdict
+from agentgate.graph.types import Escalation, ImportGraph
+from agentgate.plan.markers import AddedMarker
+from agentgate.plan.planner import Plan, PlanInput, plan
 
 CONFIG = Config(root=Path("."), tests=("tests",), sources=(".",))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentgate.markers import WHOLE_FILE, added_markers
+from agentgate.plan.markers import WHOLE_FILE, added_markers
 
 BASE = """\
 import pytest

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentgate import checkrun
+from agentgate.flows import check as checkrun
 from tests.helpers import GitRepo, run_agentgate
 
 # tests/test_report.py -> app/report.py (imports inside a function) -> app/checkout/session.py

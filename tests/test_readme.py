@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from agentgate.config import DEFAULT_AGENT_ENV
+from agentgate.core.config import DEFAULT_AGENT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agentgate.model import Reason, Result, Verdict
-from agentgate.report import to_json
+from agentgate.core.model import Reason, Result, Verdict
+from agentgate.report.render import to_json
 
 
 def test_json_is_the_plain_document_one_item_per_line() -> None:

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentgate import gate
-from agentgate.errors import ConfigError
-from agentgate.model import Verdict
-from agentgate.scope import parse
+from agentgate.core.errors import ConfigError
+from agentgate.core.model import Verdict
+from agentgate.gate import checks as gate
+from agentgate.gate.scope import parse
 from tests.helpers import GitRepo
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from agentgate import stats
+from agentgate.attribution import stats
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from agentgate import gate
-from agentgate.model import Verdict
+from agentgate.core.model import Verdict
+from agentgate.gate import checks as gate
 from tests.helpers import GitRepo
 
 PYPROJECT = (

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import config
-from agentgate.witness import gate
-from agentgate.witness.gate import (
+from agentgate.core import config
+from agentgate.witness import select as gate
+from agentgate.witness.select import (
     AMBIENT_DRIFT,
     ESCALATE,
     FIXTURE_DRIFT,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgate.config import DEFAULT_AMBIENT
-from agentgate.witness import graph, plugin
+from agentgate.core.config import DEFAULT_AMBIENT
+from agentgate.witness import depgraph as graph
+from agentgate.witness import plugin
 from agentgate.witness.blocks import DIR, MODULE, WHOLE
 
 pytest_plugins = ["pytester"]

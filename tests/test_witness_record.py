@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgate import config, gitio
-from agentgate.witness import gate
+from agentgate.core import config
+from agentgate.git import gitio
+from agentgate.witness import select as gate
 from agentgate.witness.store import Store, StoreError, default_path
 from tests.helpers import GitRepo, run_agentgate
 

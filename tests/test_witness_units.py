@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from agentgate.config import DEFAULT_AMBIENT
-from agentgate.model import Verdict
-from agentgate.witness import ambient, shadow, summary
-from agentgate.witness.gate import ESCALATE, IMPACTED, SKIP, Decision, WitnessPlan
+from agentgate.core.config import DEFAULT_AMBIENT
+from agentgate.core.model import Verdict
+from agentgate.report import witness as summary
+from agentgate.witness import ambient, shadow
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP, Decision, WitnessPlan
 
 
 def _drift(path: str, old: str | None, new: str | None) -> list[str]:

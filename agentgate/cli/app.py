@@ -11,7 +11,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from agentgate import errors
+from agentgate.core import errors
 
 _DEBUG_ENV = "AGENTGATE_DEBUG"
 
@@ -59,7 +59,7 @@ def _say(line: str) -> None:
 def _dispatch(args: list[str]) -> int:
     fast = {"pre-commit": "pre_commit", "commit-msg": "commit_msg"}
     if args[:1] == ["hook"] and args[1:2] and args[1] in fast and not {"-h", "--help"} & set(args):
-        from agentgate import hookcmd
+        from agentgate.flows import hooks as hookcmd
 
         func: Callable[[list[str]], int] = getattr(hookcmd, fast[args[1]])
         return func(args[2:])

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from agentgate.cli.common import FormatOption, RepoOption, finish, repo_and_config
-from agentgate.report import Format
+from agentgate.report.render import Format
 
 
 def _date(value: str | None, option: str) -> date | None:
@@ -58,7 +58,9 @@ def attribute(
     """Did the patch cause this test's failure, or find it? Runs it on base and head under
     controlled seeds and says which (PATCH_INDUCED, PRE_EXISTING, HARNESS_ENV, NO_REPRO,
     PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE)."""
-    from agentgate import attribution  # lazy: every other command's start-up stays light
+    # lazy: every other command's start-up stays light
+    from agentgate.attribution.attribute import attribute
+    from agentgate.attribution.request import FreezeRequest, Request
 
     freeze_request = None
     if freeze:
@@ -67,15 +69,15 @@ def attribute(
                                      param_hint="--freeze")
         until_day = _date(until, "--until")
         assert until_day is not None
-        freeze_request = attribution.FreezeRequest(owner=owner, until=until_day, reason=reason)
-    request = attribution.Request(
+        freeze_request = FreezeRequest(owner=owner, until=until_day, reason=reason)
+    request = Request(
         nodeid=nodeid, base=base, head=head, runs=runs, repeats=repeats,
         seeds=tuple(seed or ()), mode=mode, context=context, jobs=jobs, serial=serial,
         timeout=timeout, revert_code=revert_code, freeze=freeze_request,
         today=_date(today, "--today"),
     )
     root, config = repo_and_config(repo)
-    return finish(attribution.attribute(root, config, request), fmt)
+    return finish(attribute(root, config, request), fmt)
 
 
 def register(app: typer.Typer) -> None:

@@ -34,7 +34,8 @@ def build_app() -> typer.Typer:
         """agentgate: verdicts are exit codes (0 scoped, 1 failed, 2 promote, 3 scope
         escape, 4 blocked, 64 usage or configuration error)."""
 
-    from agentgate.cli import attribute, gate, ledger, plan, witness
+    from agentgate.cli import attribute, ledger, plan, witness
+    from agentgate.cli import trust as gate
 
     for area in (gate, plan, ledger, attribute, witness):
         area.register(app)

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from agentgate import config as config_mod
-from agentgate import gitio
-from agentgate.config import Config
-from agentgate.model import Result
-from agentgate.report import Format, emit
+from agentgate.core import config as config_mod
+from agentgate.core.config import Config
+from agentgate.core.model import Result
+from agentgate.git import gitio
+from agentgate.report.render import Format, emit
 
 FormatOption = Annotated[
     Format, typer.Option("--format", "-f", help="text (default), json or markdown.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentgate.report import Format
+from agentgate.report.render import Format
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,8 +36,9 @@ def parse(args: list[str]) -> argparse.Namespace | None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from agentgate import checkrun, gitio
-    from agentgate.report import emit
+    from agentgate.flows import check as checkrun
+    from agentgate.git import gitio
+    from agentgate.report.render import emit
 
     root = gitio.repo_root(Path(ns.repo))
     result = checkrun.plan(root, ns.base, ns.head, explain=repo_relative(root, ns.explain))

@@ -15,10 +15,11 @@ from typing import Annotated
 
 import typer
 
-from agentgate import ledger_drill, ledger_ops
 from agentgate.cli.common import FormatOption, RepoOption, finish, repo_and_config
-from agentgate.ledger_rules import parse_date
-from agentgate.report import Format
+from agentgate.flows import thaw as ledger_drill
+from agentgate.ledger import ops as ledger_ops
+from agentgate.ledger.rules import parse_date
+from agentgate.report.render import Format
 
 TodayOption = Annotated[
     str | None, typer.Option("--today", hidden=True, help="Pretend today is YYYY-MM-DD.")

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from agentgate import gitio
 from agentgate.cli.common import FormatOption, RepoOption, finish
 from agentgate.cli.fastplan import repo_relative
-from agentgate.report import Format
+from agentgate.git import gitio
+from agentgate.report.render import Format
 
 BaseOption = Annotated[
     str, typer.Option("--base", help="Base of the range (e.g. origin/main): its merge-base "
@@ -36,7 +36,7 @@ def plan_command(
     repo: RepoOption = Path("."),
 ) -> int:
     """Which tests the range must run, and why; exit code is the verdict."""
-    from agentgate import checkrun
+    from agentgate.flows import check as checkrun
 
     root = gitio.repo_root(repo)
     return finish(checkrun.plan(root, base, head, explain=repo_relative(root, explain)), fmt)
@@ -53,7 +53,7 @@ def check_command(
     repo: RepoOption = Path("."),
 ) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
-    from agentgate import checkrun
+    from agentgate.flows import check as checkrun
 
     root = gitio.repo_root(repo)
     return finish(checkrun.check(root, base, head, shadow=shadow), fmt)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentgate.cli.common import FormatOption, RepoOption, finish, repo_and_config
-from agentgate.report import Format
+from agentgate.report.render import Format
 
 RevOption = Annotated[
     str | None, typer.Option("--rev", help="Revision (default: HEAD for record).")

@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
-from agentgate.config import PYTEST_CONFIG_FILES
+from agentgate.core.config import PYTEST_CONFIG_FILES
 
 _ENV_WRITE = re.compile(r"environ|setenv|putenv|unsetenv|delenv")
 _PROCESS_WIDE = re.compile(r"\b(tzset|setlocale)\s*\(")

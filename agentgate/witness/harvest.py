@@ -12,16 +12,51 @@ import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentgate.witness import blocks
 
 if TYPE_CHECKING:
+    import coverage
     import pytest
 
-    from agentgate.witness.recorder import Recorder
-
 RAW_VERSION = 1
+
+
+@dataclass
+class Context:
+    opened: set[str] = field(default_factory=set)
+    listed: set[str] = field(default_factory=set)
+    flags: dict[str, str] = field(default_factory=dict)
+    imports: list[str] = field(default_factory=list)  # import contexts started from here
+
+
+@dataclass
+class TestRun:
+    file: str
+    fixtures: set[str]
+    ambient: str
+    outcome: str = "passed"
+    duration: float = 0.0
+
+
+class Recording(Protocol):
+    """What a harvest reads from the recorder (``recorder.Recorder``), which imports this
+    module: the dependency runs one way."""
+
+    root: str
+    started_at: float
+    session_ambient: dict[str, str | None]
+    contexts: dict[str, Context]
+    tests: dict[str, TestRun]
+    collected: set[str]
+    collect_errors: set[str]
+    import_files: dict[str, str | None]
+    preloaded: set[str]
+    cov: coverage.Coverage
+
+    def rel(self, path: object) -> str | None: ...
 
 
 def tool_dirs() -> tuple[str, ...]:
@@ -61,7 +96,7 @@ def fixture_keys(item: pytest.Item) -> set[str]:
     return keys
 
 
-def raw_recording(rec: Recorder, session: pytest.Session) -> dict[str, Any]:
+def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     modules = _modules(rec, session)
     return {
         "version": RAW_VERSION,
@@ -87,7 +122,7 @@ def raw_recording(rec: Recorder, session: pytest.Session) -> dict[str, Any]:
     }
 
 
-def _contexts(rec: Recorder, units: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
+def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
     """Every context that holds data or leads to one; imports of third-party modules that
     ran no repository code are dropped (most of them)."""
     entries: dict[str, dict[str, Any]] = {}
@@ -119,7 +154,7 @@ def _empty() -> dict[str, Any]:
     return {"units": {}, "opened": [], "listed": [], "flags": {}, "imports": []}
 
 
-def _units_by_context(rec: Recorder) -> dict[str, dict[str, list[str]]]:
+def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:
     """coverage's lines per context, mapped onto the blocks of each file."""
     data = rec.cov.get_data()
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -153,7 +188,7 @@ def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
     return _PARSED[path]
 
 
-def _modules(rec: Recorder, session: pytest.Session) -> dict[str, tuple[str, str]]:
+def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, str]]:
     """Repository files that ran as modules: {path: (module name, package or "")}."""
     found: dict[str, tuple[str, str]] = {}
     candidates = list(sys.modules.items())
@@ -259,18 +294,3 @@ def _literal_import(node: ast.Call) -> bool:
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, str)
     )
-
-
-def store_here(root: str, raw: dict[str, Any]) -> str:
-    """``pytest --agentgate-witness`` without an output file: store it for HEAD."""
-    try:
-        from pathlib import Path
-
-        from agentgate.errors import AgentgateError
-        from agentgate.witness import record
-    except ImportError as exc:
-        return f"agentgate witness: not stored ({exc}); use agentgate witness record"
-    try:
-        return record.store_raw(Path(root), raw)
-    except AgentgateError as exc:
-        return f"agentgate witness: not stored: {exc.message}"

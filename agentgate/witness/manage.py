@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from agentgate import gitio
-from agentgate.errors import AgentgateError
-from agentgate.model import Result
-from agentgate.witness import graph
+from agentgate.core.errors import AgentgateError
+from agentgate.core.model import Result
+from agentgate.git import gitio
+from agentgate.witness import depgraph as graph
 from agentgate.witness.store import Store, StoreError
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
-from agentgate import gitio
-from agentgate.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
-from agentgate.errors import ConfigError
-from agentgate.model import ADDED, COPIED, DELETED, RENAMED, Change
+from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
+from agentgate.core.errors import ConfigError
+from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
+from agentgate.git import gitio
 from agentgate.witness import ambient, blocks
 from agentgate.witness.blocks import DIR, MODULE
 

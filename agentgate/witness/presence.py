@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentgate import gitio
+from agentgate.git import gitio
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,12 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentgate import gitio, interp
-from agentgate.config import Config
-from agentgate.config import load as load_config
-from agentgate.errors import AgentgateError
-from agentgate.model import Result
-from agentgate.witness import envprint, graph
+from agentgate.core.config import Config
+from agentgate.core.config import load as load_config
+from agentgate.core.errors import AgentgateError
+from agentgate.core.model import Result
+from agentgate.git import gitio
+from agentgate.run import interp
+from agentgate.witness import depgraph as graph
+from agentgate.witness import envprint
 from agentgate.witness.harvest import RAW_VERSION
 from agentgate.witness.store import Store
 

@@ -26,12 +26,12 @@ import sys
 import sysconfig
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from agentgate.witness import harvest
+from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
 _HOOK_INSTALLED = False
@@ -73,23 +73,6 @@ _STDLIB = tuple(
 # Files the import machinery and pytest itself read (sources, bytecode, assertion
 # rewriting) are not the test's data.
 _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
-
-
-@dataclass
-class Context:
-    opened: set[str] = field(default_factory=set)
-    listed: set[str] = field(default_factory=set)
-    flags: dict[str, str] = field(default_factory=dict)
-    imports: list[str] = field(default_factory=list)  # import contexts started from here
-
-
-@dataclass
-class TestRun:
-    file: str
-    fixtures: set[str]
-    ambient: str
-    outcome: str = "passed"
-    duration: float = 0.0
 
 
 class Recorder:
@@ -323,7 +306,7 @@ class Recorder:
                 json.dump(raw, fh)
             said = f"agentgate witness: {len(self.tests)} tests recorded -> {self.out}"
         else:
-            said = harvest.store_here(self.root, raw)
+            said = _store_here(self.root, raw)
         if reporter is not None:
             reporter.write_line(said)
 
@@ -385,3 +368,18 @@ def _install_hooks() -> None:
         sys.addaudithook(_audit)
         _HOOK_INSTALLED = True
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
+
+
+def _store_here(root: str, raw: dict[str, Any]) -> str:
+    """``pytest --agentgate-witness`` without an output file: store it for HEAD."""
+    try:
+        from pathlib import Path
+
+        from agentgate.core.errors import AgentgateError
+        from agentgate.witness import record
+    except ImportError as exc:
+        return f"agentgate witness: not stored ({exc}); use agentgate witness record"
+    try:
+        return record.store_raw(Path(root), raw)
+    except AgentgateError as exc:
+        return f"agentgate witness: not stored: {exc.message}"

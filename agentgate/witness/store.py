@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgate import gitio
-from agentgate.errors import AgentgateError
+from agentgate.core.errors import AgentgateError
+from agentgate.git import gitio
 from agentgate.witness import presence
-from agentgate.witness.graph import Node, TestEntry, Witness
+from agentgate.witness.depgraph import Node, TestEntry, Witness
 
 SCHEMA = 1
 FORMAT = "agentgate-witness"

@@ -1,0 +1,1 @@
+"""Flake attribution: runs on base and head, verdict, statistics, freeze."""

@@ -1,0 +1,345 @@
+"""``agentgate attribute``: did the patch cause a test's failure, or find it?
+
+The test runs on the base tree (the merge-base) and on the head tree, each a detached worktree
+under the git dir, under controlled seeds (``attribution_runs``); every outcome is read from
+JUnit XML; ``attribution_verdict`` turns the outcomes into a verdict, ``attribution_report``
+into the report. Stages, in order:
+
+- swept: seeds 0..N-1 on both trees, paired by seed (determinism);
+- reverted (``--revert-code``, test absent on base): the head's test files on the base's code;
+- matched: every seed that failed anywhere re-run ``--repeats`` times on both trees with that
+  same ``PYTHONHASHSEED`` (patch dependence, and whether the seed fails every time). With
+  ``--mode matched`` alone the seeds are ``--seed`` values, else the pinned config seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentgate.attribution.request import CONTEXTS, MODES, FreezeRequest, Request
+from agentgate.attribution.runs import (
+    Harness,
+    Run,
+    Runner,
+    RunRecord,
+    Tree,
+    find_inifile,
+    prepare_scratch,
+)
+from agentgate.attribution.summary import Summary, build_result, recheck_command
+from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
+from agentgate.core.errors import AgentgateError, GitError
+from agentgate.git import gitio, worktrees
+from agentgate.run import interp
+from agentgate.run.junit import Outcome, normalise_nodeid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from agentgate.core.config import Config
+    from agentgate.core.model import Result
+
+_DEFAULT_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
+def attribute(root: Path, config: Config, request: Request) -> Result:
+    """Run the attribution and return its Result (``extra`` holds the verdict and evidence)."""
+    request = _validated(request, config)
+    head = gitio.resolve(root, request.head, what="head")
+    base = gitio.merge_base(root, gitio.resolve(root, _base_ref(root, config, request)), head)
+    if base == head:
+        raise AgentgateError(
+            f"base and head are the same commit ({head[:12]}); name the commit the patch "
+            "started from with --base"
+        )
+    _require_on_head(root, head, request.nodeid)
+    with _sigterm_as_interrupt():
+        summary = _collect(root, config, request, base, head)
+    decision = decide(
+        summary.base, summary.head, stage=summary.stage, base_problem=summary.base_problem
+    )
+    result = build_result(summary, decision, recheck_command(request, base, head))
+    if request.freeze is not None:
+        from agentgate.attribution.freeze import freeze  # only --freeze needs the ledger
+
+        result = freeze(root, config, request, summary, decision, result)
+    return result
+
+
+def _validated(request: Request, config: Config) -> Request:
+    nodeid = normalise_nodeid(request.nodeid)
+    problems = []
+    if "::" not in nodeid:
+        problems.append(f"{nodeid!r} is not a test node id; name one test as path::test")
+    if request.mode not in MODES:
+        problems.append(f"--mode must be one of {', '.join(MODES)}")
+    if request.context not in CONTEXTS:
+        problems.append(f"--context must be one of {', '.join(CONTEXTS)}")
+    for name in ("runs", "repeats", "jobs", "timeout"):
+        value = getattr(request, name)
+        if value is not None and value < 1:
+            problems.append(f"--{name} must be at least 1")
+    if any(s < 0 or s > 4294967295 for s in request.seeds):
+        problems.append("--seed must be 0..4294967295 (PYTHONHASHSEED's range)")
+    if request.freeze is not None:
+        # UTC, as the ledger counts days: a freeze expires on the same day everywhere.
+        today = request.today or datetime.now(UTC).date()
+        problems += _freeze_problems(request.freeze, config, today)
+    if problems:
+        raise AgentgateError("; ".join(problems))
+    return replace(request, nodeid=nodeid)
+
+
+def _freeze_problems(freeze: FreezeRequest, config: Config, today: date) -> list[str]:
+    """Checked before any run, so a bad --until never costs a whole attribution."""
+    problems = []
+    if not freeze.owner.strip():
+        problems.append("--freeze needs --owner NAME")
+    days = (freeze.until - today).days
+    if days < 1:
+        problems.append(f"--until {freeze.until} is not in the future")
+    elif days > config.max_freeze_days:
+        problems.append(
+            f"--until {freeze.until} is {days} days away; the maximum is "
+            f"{config.max_freeze_days} (max_freeze_days)"
+        )
+    return problems
+
+
+def _base_ref(root: Path, config: Config, request: Request) -> str:
+    if request.base:
+        return request.base
+    candidates = (config.base_branch,) if config.base_branch else _DEFAULT_BASES
+    for ref in candidates:
+        if ref and gitio.ref_exists(root, ref):
+            return ref
+    raise GitError(f"no base branch found (tried {', '.join(candidates)}); pass --base")
+
+
+def _require_on_head(root: Path, head: str, nodeid: str) -> None:
+    path = nodeid.split("::")[0]
+    if gitio.read_at(root, head, path) is None:
+        raise AgentgateError(
+            f"{path} does not exist at head {head[:12]}; check the node id (it is relative "
+            "to the repository root) or commit the test"
+        )
+
+
+# --- running the stages -------------------------------------------------------------------
+
+def _collect(root: Path, config: Config, request: Request, base: str, head: str) -> Summary:
+    started = time.monotonic()
+    jobs = 1 if request.serial else (request.jobs or os.cpu_count() or 1)
+    python = interp.project_python(root, config)
+    with ExitStack() as stack:
+        scratch = stack.enter_context(worktrees.scratch_dir(root, "attribute"))
+        harness = Harness(
+            config=config, python=python, nodeid=request.nodeid, scratch=scratch,
+            timeout=float(request.timeout or config.timeout or 600), context=request.context,
+        )
+        empty = prepare_scratch(harness)
+        trees = {"head": _tree(stack, root, "head", head, request.nodeid, empty)}
+        base_problem = ""
+        base_has_file = gitio.read_at(root, base, request.nodeid.split("::")[0]) is not None
+        if base_has_file:
+            try:
+                trees["base"] = _tree(stack, root, "base", base, request.nodeid, empty)
+            except GitError as exc:
+                base_problem = f"cannot check out {base[:12]}: {exc.message}"
+        with _progress(request) as on_done:
+            stages = _Stages(
+                Runner(harness, trees), request, config, jobs, on_done,
+                lambda: _reverted_tree(stack, root, base, head, request, config, empty),
+            )
+            # No guess: nothing runs when the base cannot even be checked out.
+            records = [] if base_problem else stages.run(base_has_file)
+    worktrees.prune(root)  # after the locks are released; the trees just used are kept
+    return _summary(records, request, config, base_problem, python, jobs,
+                    (base, head, time.monotonic() - started))
+
+
+def _tree(stack: ExitStack, root: Path, name: str, sha: str, nodeid: str, empty: Path) -> Tree:
+    path = stack.enter_context(worktrees.using_worktree(root, sha))
+    return Tree(name=name, sha=sha, path=path, inifile=find_inifile(path, nodeid, empty))
+
+
+class _Stages:
+    """The swept, reverted and matched stages, each scheduled from the ones before."""
+
+    def __init__(
+        self, runner: Runner, request: Request, config: Config, jobs: int,
+        on_done: Callable[[int, RunRecord | None], None], make_reverted: Callable[[], Tree],
+    ) -> None:
+        self.runner, self.request, self.config, self.jobs = runner, request, config, jobs
+        self.on_done = on_done
+        self.make_reverted = make_reverted
+
+    def run(self, base_has_file: bool) -> list[RunRecord]:
+        request = self.request
+        names: list[str] = [n for n in ("base", "head") if n in self.runner.trees]
+        if request.mode == "matched":
+            seeds = list(request.seeds or (self.config.pythonhashseed,))
+            return self._go(_matched(seeds, names, request.repeats, 0, request.serial))
+        seeds = list(range(request.runs))
+        records = self._go(_swept(seeds, names, request.serial))
+        if not base_has_file:
+            records += _absent(seeds)
+        if request.revert_code and _all_absent(records, "base"):
+            self.runner.trees["reverted"] = self.make_reverted()
+            records += self._go(_swept(seeds, ["reverted"], request.serial, "reverted"))
+        if request.mode == "both":
+            again = sorted({r.run.seed for r in records
+                            if r.outcome.failing and r.run.tree in names})
+            alive = [n for n in names if _ran(records, n)]
+            records += self._go(_matched(again, alive, request.repeats, 1, request.serial))
+        return records
+
+    def _go(self, runs: list[Run]) -> list[RunRecord]:
+        if not runs:
+            return []
+        self.on_done(len(runs), None)
+        return self.runner.run_all(runs, jobs=self.jobs, on_done=lambda r: self.on_done(0, r))
+
+
+def _swept(seeds: list[int], trees: list[str], serial: bool, stage: str = "swept") -> list[Run]:
+    # Interleaved by seed so a slow spell of the machine hits both trees alike; --serial
+    # runs one tree after the other instead.
+    if serial:
+        return [Run(t, s, stage) for t in trees for s in seeds]
+    return [Run(t, s, stage) for s in seeds for t in trees]
+
+
+def _matched(
+    seeds: list[int], trees: list[str], repeats: int, first: int, serial: bool
+) -> list[Run]:
+    attempts = range(first, first + repeats)
+    if serial:
+        return [Run(t, s, "matched", a) for t in trees for s in seeds for a in attempts]
+    return [Run(t, s, "matched", a) for s in seeds for a in attempts for t in trees]
+
+
+def _absent(seeds: list[int]) -> list[RunRecord]:
+    why = "the test's file does not exist on base"
+    return [RunRecord(Run("base", s, "swept"), Outcome.NOT_COLLECTED, why, 0.0) for s in seeds]
+
+
+def _all_absent(records: list[RunRecord], tree: str) -> bool:
+    mine = [r for r in records if r.run.tree == tree]
+    return bool(mine) and all(r.outcome is Outcome.NOT_COLLECTED for r in mine)
+
+
+def _ran(records: list[RunRecord], tree: str) -> bool:
+    return any(r.outcome.ran for r in records if r.run.tree == tree)
+
+
+def _reverted_tree(
+    stack: ExitStack, root: Path, base: str, head: str, request: Request, config: Config,
+    empty: Path,
+) -> Tree:
+    """The base's code with the head's test files: does the new test fail without the
+    patch's code change?"""
+    path = stack.enter_context(worktrees.temporary_worktree(root, base))
+    node_file = request.nodeid.split("::")[0]
+    for change in gitio.diff_changes(root, base, head):
+        for rel in change.paths:
+            if rel == node_file or _test_side(rel, config.tests):
+                _overlay(root, head, path, rel)
+    return Tree("reverted", base, path, find_inifile(path, request.nodeid, empty))
+
+
+def _test_side(rel: str, test_roots: tuple[str, ...]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    in_roots = any(rel == t or rel.startswith(t.rstrip("/") + "/") for t in test_roots)
+    return in_roots or name == "conftest.py"
+
+
+def _overlay(root: Path, head: str, tree: Path, rel: str) -> None:
+    data = gitio.read_at(root, head, rel)
+    target = tree / rel
+    if data is None:
+        target.unlink(missing_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def _summary(
+    records: list[RunRecord], request: Request, config: Config, base_problem: str,
+    python: str, jobs: int, shas_and_time: tuple[str, str, float],
+) -> Summary:
+    base, head, wall = shas_and_time
+    trees = {name: tuple(r for r in records if r.run.tree == name)
+             for name in ("base", "head", "reverted")}
+    if trees["head"] and all(r.outcome is Outcome.NOT_COLLECTED for r in trees["head"]):
+        raise AgentgateError(
+            f"pytest collects no test {request.nodeid} on head {head[:12]}; check the node id "
+            f"(python -m pytest --collect-only -q {request.nodeid.split('::')[0]})"
+        )
+    return Summary(
+        nodeid=request.nodeid, mode=request.mode, context=request.context,
+        seeds=tuple(sorted({r.run.seed for r in records})), runs=request.runs,
+        repeats=request.repeats, stage="matched" if request.mode == "matched" else "swept",
+        jobs=jobs, serial=request.serial, python=python,
+        env={"TZ": config.tz, "LC_ALL": config.lc_all},
+        base=None if base_problem else TreeEvidence("base", base, trees["base"]),
+        head=TreeEvidence("head", head, trees["head"]),
+        reverted=TreeEvidence("reverted", base, trees["reverted"]) if trees["reverted"] else None,
+        base_problem=base_problem, base_sha=base, head_sha=head, wall_seconds=wall,
+    )
+
+
+# --- care: progress and signals ------------------------------------------------------------
+
+@contextmanager
+def _progress(request: Request) -> Iterator[Callable[[int, RunRecord | None], None]]:
+    """A rich progress bar on stderr, only on a TTY; ``(n, None)`` adds n runs to the total."""
+    show = sys.stderr.isatty() if request.progress is None else request.progress
+    if not show:
+        yield lambda _n, _r: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    lock = threading.Lock()
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"attribute {request.nodeid}", total=0)
+
+        def on_done(added: int, record: RunRecord | None) -> None:
+            with lock:
+                if added:
+                    bar.update(task, total=(bar.tasks[0].total or 0) + added)
+                if record is not None:
+                    bar.advance(task)
+
+        yield on_done
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (CI cancelling a job) cleans up like Ctrl-C: worktrees, children, temp files."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, previous)
+
+
+__all__ = ["Attribution", "FreezeRequest", "Request", "attribute"]

@@ -1,0 +1,265 @@
+"""Running one test in one tree under one seed, many times and in parallel.
+
+Each run is ``python -m pytest`` in the tree's worktree with ordering and rerun plugins off
+(a rerun-to-green hides exactly what attribution looks for), pinned ``TZ``/``LC_ALL``/
+``PYTHONHASHSEED``, and the tree's own source roots first on ``PYTHONPATH`` so the tree's code
+is what gets imported: ``PYTHONPATH`` precedes site-packages and every path an editable
+install's ``.pth`` adds, and ``PYTHONNOUSERSITE`` keeps the user's site out. ``--rootdir``,
+``--confcutdir`` and an explicit ``-c`` stop pytest from walking up out of the worktree (it
+lives inside the main checkout's git dir) into the main checkout's config and conftest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
+
+from agentgate.core import config as config_mod
+from agentgate.core.errors import ConfigError
+from agentgate.run import interp
+from agentgate.run.junit import Outcome, read_outcome
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
+
+    from agentgate.core.config import Config
+
+PLUGINS_OFF = ("randomly", "cacheprovider", "rerunfailures", "flaky", "xdist")
+ORDER_PLUGIN = "_agentgate_order"
+ORDER_SEED_ENV = "AGENTGATE_ORDER_SEED"
+# --context file: each test's place depends only on (seed, its own id), so the tests both
+# trees share run in the same relative order even when the patch adds or removes tests.
+_ORDER_PLUGIN_SOURCE = '''\
+"""Written by agentgate attribute --context file: a seeded order for the file's tests."""
+import hashlib
+import os
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    seed = os.environ.get("AGENTGATE_ORDER_SEED")
+    if seed is not None:
+        items.sort(key=lambda item: hashlib.sha256(f"{seed}\\0{item.nodeid}".encode()).digest())
+'''
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One checked-out revision the test runs in."""
+
+    name: str  # "base", "head" or "reverted"
+    sha: str
+    path: Path
+    inifile: Path  # the pytest config file pytest would find in the tree, or an empty one
+
+
+@dataclass(frozen=True)
+class Harness:
+    """Everything every run shares."""
+
+    config: Config  # sources and pinned TZ / LC_ALL
+    python: str
+    nodeid: str
+    scratch: Path  # JUnit XML files, the empty ini, the order plugin
+    timeout: float
+    context: str = "alone"  # or "file": run the whole file in a seeded order
+
+
+@dataclass(frozen=True)
+class Run:
+    tree: str
+    seed: int
+    stage: str  # "swept", "matched" or "reverted"
+    attempt: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.tree}-{self.stage}-{self.seed}-{self.attempt}"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run: Run
+    outcome: Outcome
+    detail: str
+    seconds: float
+
+
+# --- the command line and environment of one run ------------------------------------------
+
+def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
+    """Arguments after ``python``: the same for every seed, so a shell loop can repeat them."""
+    args = ["-m", "pytest"]
+    for name in PLUGINS_OFF:
+        args += ["-p", f"no:{name}"]
+    if harness.context == "file":
+        args += ["-p", ORDER_PLUGIN]
+    args += [
+        "-c", os.fspath(tree.inifile),
+        "--rootdir", os.fspath(tree.path),
+        "--confcutdir", os.fspath(tree.path),
+        "-o", "junit_prefix=",
+        f"--junitxml={os.fspath(xml)}",
+        "-q",
+        target(harness),
+    ]
+    return args
+
+
+def target(harness: Harness) -> str:
+    return harness.nodeid.split("::")[0] if harness.context == "file" else harness.nodeid
+
+
+def run_env(harness: Harness, tree: Tree, seed: int) -> dict[str, str]:
+    """``interp.test_env`` (pinned TZ/LC_ALL, the tree's sources first, no user site, git
+    and pytest variables stripped) with this run's seed."""
+    env = interp.test_env(harness.config, tree.path, seed=seed)
+    if harness.context == "file":
+        # Last on the path: the order plugin must shadow nothing of the project's.
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(harness.scratch)])
+        env[ORDER_SEED_ENV] = str(seed)
+    return env
+
+
+def prepare_scratch(harness: Harness) -> Path:
+    """Write the empty ini (for trees with no pytest config) and the order plugin."""
+    (harness.scratch / f"{ORDER_PLUGIN}.py").write_text(_ORDER_PLUGIN_SOURCE, encoding="utf-8")
+    empty = harness.scratch / "pytest.ini"
+    empty.write_text("", encoding="utf-8")
+    return empty
+
+
+def find_inifile(tree_path: Path, nodeid: str, empty: Path) -> Path:
+    """The config file pytest would pick for the node, searching up to the tree root only."""
+    folder = (tree_path / nodeid.split("::")[0]).parent
+    while True:
+        found = _config_in(folder)
+        if found is not None:
+            return found
+        if folder == tree_path or tree_path not in folder.parents:
+            return empty
+        folder = folder.parent
+
+
+def _config_in(folder: Path) -> Path | None:
+    def read(name: str) -> str | None:
+        try:
+            return (folder / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    try:
+        data = config_mod.parse_toml(read(config_mod.PYPROJECT) or "", where="pyproject.toml")
+        tables = config_mod.pytest_tables(read, data)
+    except ConfigError:
+        # A config file that does not parse: let pytest find it and report it, so the run
+        # is a harness error in this tree rather than silently running without its config.
+        return None
+    return folder / next(iter(tables)) if tables else None
+
+
+# --- running many ------------------------------------------------------------------------
+
+class Runner:
+    """Runs pytest subprocesses from a thread pool; ``cancel`` kills every one still alive.
+
+    Each run gets its own session (process group) so a timeout, or Ctrl-C in agentgate,
+    kills the test's children too; nothing a test started outlives the command.
+    """
+
+    def __init__(self, harness: Harness, trees: Mapping[str, Tree]) -> None:
+        self.harness = harness
+        self.trees = dict(trees)
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._cancelled = False
+
+    def run_one(self, run: Run) -> RunRecord:
+        tree = self.trees[run.tree]
+        xml = self.harness.scratch / f"{run.label}.xml"
+        err_path = self.harness.scratch / f"{run.label}.err"
+        argv = [self.harness.python, *pytest_args(self.harness, tree, xml)]
+        env = run_env(self.harness, tree, run.seed)
+        start = time.monotonic()
+        # stderr goes to a file, not a pipe: a process the test left behind holding the pipe
+        # open would otherwise make a finished run look hung.
+        with err_path.open("wb") as err:
+            proc = self._spawn(argv, tree.path, env, err)
+            try:
+                proc.wait(timeout=self.harness.timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill(proc)  # the whole group: whatever the test started dies with the run
+                proc.wait()
+                with self._lock:
+                    self._live.discard(proc)
+        took = time.monotonic() - start
+        if timed_out:
+            return RunRecord(run, Outcome.TIMEOUT, f"killed after {took:.0f} s", took)
+        stderr = err_path.read_bytes()[-4000:].decode("utf-8", "replace")
+        result = read_outcome(xml, self.harness.nodeid, proc.returncode, stderr)
+        return RunRecord(run, result.outcome, result.detail, took)
+
+    def _spawn(
+        self, argv: list[str], cwd: Path, env: dict[str, str], err: BinaryIO
+    ) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._cancelled:
+                raise KeyboardInterrupt
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=err, start_new_session=True,
+            )
+            self._live.add(proc)
+            return proc
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            live = list(self._live)
+        for proc in live:
+            _kill(proc)
+
+    def run_all(
+        self,
+        runs: Iterable[Run],
+        *,
+        jobs: int,
+        on_done: Callable[[RunRecord], None] | None = None,
+    ) -> list[RunRecord]:
+        """Every run, ``jobs`` at a time; records come back in the order of ``runs``."""
+        todo = list(runs)
+        records: dict[Future[RunRecord], int] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="attribute")
+        try:
+            records = {pool.submit(self.run_one, run): i for i, run in enumerate(todo)}
+            pending = set(records)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if on_done is not None:
+                        on_done(future.result())
+        except BaseException:
+            self.cancel()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        ordered = sorted(records.items(), key=lambda item: item[1])
+        return [future.result() for future, _ in ordered]
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)

@@ -1,0 +1,242 @@
+"""From per-run outcomes on the base and head trees to an attribution verdict (pure).
+
+Only ``PRE_EXISTING`` -- the same seeds fail on both trees, every time they are run -- allows
+a freeze: that failure is the patch's finding, not its doing. A difference between the trees
+is blamed on the patch only when it is paired (the same seed re-run on both trees, failing
+every time on one and never on the other) or significant (two-sided Fisher p < 0.05 over the
+sweep); anything weaker is ``HARNESS_ENV``: fix the harness, or run more.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from agentgate.attribution import stats
+from agentgate.core.model import Verdict
+from agentgate.run.junit import Outcome
+
+if TYPE_CHECKING:
+    from agentgate.attribution.runs import RunRecord
+
+SIGNIFICANCE = 0.05
+MIN_REPEATS = 2  # runs of one seed on one tree before "fails every time" means anything
+
+
+class Attribution(StrEnum):
+    PATCH_INDUCED = "PATCH_INDUCED"
+    PRE_EXISTING = "PRE_EXISTING"
+    HARNESS_ENV = "HARNESS_ENV"
+    NO_REPRO = "NO_REPRO"
+    PATCH_MASKS = "PATCH_MASKS"
+    NOT_COLLECTED = "NOT_COLLECTED"
+    BASE_UNAVAILABLE = "BASE_UNAVAILABLE"
+
+    @property
+    def gate(self) -> Verdict:
+        """The exit-code verdict: a patch-induced failure fails the patch (1); a finding that
+        needs a human or the full suite promotes (2); the rest pass (0)."""
+        return _GATE[self]
+
+
+_GATE = {
+    Attribution.PATCH_INDUCED: Verdict.FAILED,
+    Attribution.PRE_EXISTING: Verdict.SCOPED,
+    Attribution.NO_REPRO: Verdict.SCOPED,
+    Attribution.HARNESS_ENV: Verdict.PROMOTE,
+    Attribution.PATCH_MASKS: Verdict.PROMOTE,
+    Attribution.NOT_COLLECTED: Verdict.PROMOTE,
+    Attribution.BASE_UNAVAILABLE: Verdict.PROMOTE,
+}
+
+
+@dataclass(frozen=True)
+class TreeEvidence:
+    """Every run of the test on one tree."""
+
+    name: str
+    sha: str
+    records: tuple[RunRecord, ...]
+
+    def by_seed(self) -> dict[int, list[Outcome]]:
+        seeds: dict[int, list[Outcome]] = {}
+        for record in self.records:
+            seeds.setdefault(record.run.seed, []).append(record.outcome)
+        return dict(sorted(seeds.items()))
+
+    def by_seed_text(self) -> dict[str, list[str]]:
+        return {str(s): [str(o) for o in outs] for s, outs in self.by_seed().items()}
+
+    def failing_seeds(self) -> list[int]:
+        return [s for s, outs in self.by_seed().items() if any(o.failing for o in outs)]
+
+    def flaky_seeds(self) -> list[int]:
+        """Seeds that both failed and passed here: the failure is not a function of the seed."""
+        return [
+            s
+            for s, outs in self.by_seed().items()
+            if any(o.failing for o in outs) and any(o.ran and not o.failing for o in outs)
+        ]
+
+    def always_failing(self, seed: int) -> bool:
+        outs = self.by_seed().get(seed, [])
+        return len(outs) >= MIN_REPEATS and all(o.failing for o in outs)
+
+    def never_failing(self, seed: int) -> bool:
+        outs = self.by_seed().get(seed, [])
+        return len(outs) >= MIN_REPEATS and all(o.ran and not o.failing for o in outs)
+
+    def counts(self) -> dict[str, int]:
+        counter = Counter(str(r.outcome) for r in self.records)
+        return {str(o): counter.get(str(o), 0) for o in Outcome}
+
+    def ran_any(self) -> bool:
+        return any(r.outcome.ran for r in self.records)
+
+    def all_absent(self) -> bool:
+        return bool(self.records) and all(
+            r.outcome is Outcome.NOT_COLLECTED for r in self.records
+        )
+
+    def unrun(self) -> list[RunRecord]:
+        """Runs where the test did not execute: harness errors, collection errors, absent."""
+        return [r for r in self.records if not r.outcome.ran]
+
+    def first_problem(self) -> str:
+        bad = self.unrun()
+        return f"{bad[0].outcome}: {bad[0].detail}" if bad else "no runs"
+
+    def sample(self, stage: str) -> tuple[int, int]:
+        """(failures, executed runs) in one stage; skipped runs observe nothing."""
+        chosen = [r for r in self.records if r.run.stage == stage and r.outcome.ran]
+        executed = [r for r in chosen if r.outcome is not Outcome.SKIPPED]
+        return sum(1 for r in executed if r.outcome.failing), len(executed)
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Attribution
+    freeze_allowed: bool
+    detail: str
+
+
+def fisher_p(base: TreeEvidence, head: TreeEvidence, stage: str) -> float:
+    head_fail, head_n = head.sample(stage)
+    base_fail, base_n = base.sample(stage)
+    return stats.fisher_exact(head_fail, head_n - head_fail, base_fail, base_n - base_fail)
+
+
+def decide(
+    base: TreeEvidence | None, head: TreeEvidence, *, stage: str, base_problem: str = ""
+) -> Decision:
+    """The verdict. ``stage`` names the runs rates and Fisher's test are computed over."""
+    if base is None or base_problem:
+        return Decision(Attribution.BASE_UNAVAILABLE, False, f"base unavailable: {base_problem}")
+    if base.all_absent():
+        return Decision(Attribution.NOT_COLLECTED, False, "the test does not exist on base")
+    early = _unrunnable(base, head)
+    if early is not None:
+        return early
+    failing_base, failing_head = base.failing_seeds(), head.failing_seeds()
+    if not failing_base and not failing_head:
+        return Decision(Attribution.NO_REPRO, False, "no run failed on either tree")
+    if not failing_base:
+        return _one_sided(base, head, stage, Attribution.PATCH_INDUCED)
+    if not failing_head:
+        return _one_sided(head, base, stage, Attribution.PATCH_MASKS)
+    return _both_fail(base, head)
+
+
+def _unrunnable(base: TreeEvidence, head: TreeEvidence) -> Decision | None:
+    """A tree that could not run the test, always or sometimes."""
+    if not base.ran_any():
+        if not head.ran_any():
+            return Decision(
+                Attribution.HARNESS_ENV, False,
+                f"neither tree could run the test ({head.first_problem()}); fix the harness",
+            )
+        return Decision(
+            Attribution.BASE_UNAVAILABLE, False,
+            f"base could not run the test ({base.first_problem()}); no guess is made",
+        )
+    if not head.ran_any():
+        return Decision(
+            Attribution.PATCH_INDUCED, False,
+            f"the patch stops the test from running ({head.first_problem()}); base runs it",
+        )
+    for tree in (base, head):
+        bad = tree.unrun()
+        if bad:
+            return Decision(
+                Attribution.HARNESS_ENV, False,
+                f"{len(bad)} of {len(tree.records)} runs on {tree.name} did not run the test "
+                f"({tree.first_problem()}): the harness is unreliable; fix it first",
+            )
+    return None
+
+
+def _one_sided(
+    clean: TreeEvidence, failing: TreeEvidence, stage: str, verdict: Attribution
+) -> Decision:
+    """One tree fails, the other never does: blame the patch only on paired or significant
+    evidence."""
+    seeds = failing.failing_seeds()
+    paired = all(failing.always_failing(s) and clean.never_failing(s) for s in seeds)
+    head, base = (failing, clean) if verdict is Attribution.PATCH_INDUCED else (clean, failing)
+    p = fisher_p(base, head, stage)
+    k, n = failing.sample(stage)
+    what = (
+        f"{failing.name} fails on seeds {_seeds(seeds)} ({k}/{n} in the {stage} runs), "
+        f"{clean.name} never fails; Fisher p = {p:.3g}"
+    )
+    if paired:
+        return Decision(verdict, False, f"{what}; every re-run of those seeds agrees")
+    if p < SIGNIFICANCE:
+        flaky = failing.flaky_seeds()
+        note = f"; seeds {_seeds(flaky)} fail only sometimes" if flaky else ""
+        return Decision(verdict, False, f"{what}{note}")
+    why = _why_unpaired(clean, failing, seeds)
+    return Decision(
+        Attribution.HARNESS_ENV, False,
+        f"{what}: {why}, and the difference is not significant; fix the harness or run more",
+    )
+
+
+def _why_unpaired(clean: TreeEvidence, failing: TreeEvidence, seeds: list[int]) -> str:
+    flaky = failing.flaky_seeds()
+    if flaky:
+        return f"seeds {_seeds(flaky)} fail only sometimes on {failing.name}"
+    thin = [s for s in seeds if not (failing.always_failing(s) and clean.never_failing(s))]
+    return f"seeds {_seeds(thin)} were not re-run on both trees (use --mode both)"
+
+
+def _both_fail(base: TreeEvidence, head: TreeEvidence) -> Decision:
+    for tree in (base, head):
+        flaky = tree.flaky_seeds()
+        if flaky:
+            return Decision(
+                Attribution.HARNESS_ENV, False,
+                f"seeds {_seeds(flaky)} fail only sometimes on {tree.name}: the failure is "
+                "not a function of the seed; fix the harness or shared fixture first",
+            )
+    failing_base, failing_head = base.failing_seeds(), head.failing_seeds()
+    if failing_base != failing_head:
+        return Decision(
+            Attribution.HARNESS_ENV, False,
+            f"failures on different seeds: base {_seeds(failing_base)}, head "
+            f"{_seeds(failing_head)}; fix the harness or shared fixture first",
+        )
+    shown = all(base.always_failing(s) and head.always_failing(s) for s in failing_base)
+    what = f"seeds {_seeds(failing_base)} fail on both trees"
+    if shown:
+        return Decision(Attribution.PRE_EXISTING, True, f"{what}, every time they are run")
+    return Decision(
+        Attribution.PRE_EXISTING, False,
+        f"{what}, but were not re-run to show they always do (use --mode both to allow a freeze)",
+    )
+
+
+def _seeds(seeds: list[int]) -> str:
+    return ", ".join(str(s) for s in seeds) if seeds else "none"

@@ -1,0 +1,1 @@
+"""Typed records, configuration, errors and path rules: what every stage shares."""

@@ -1,0 +1,288 @@
+"""``[tool.agentgate]`` loading, defaults and validation.
+
+Every problem in the table is collected and reported in one line (exit 64), as import-linter
+does for its contracts; nothing here raises a traceback on bad input.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgate.core.errors import ConfigError
+
+PYPROJECT = "pyproject.toml"
+DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
+
+# Agents with public evidence of the environment variables they set in the shells they run,
+# the identities they commit as, and the trailers they add. Patterns are fnmatch-style and
+# case-insensitive. The README lists them; config adds more.
+DEFAULT_AGENT_ENV = (
+    "AI_AGENT",
+    "CLAUDECODE",
+    "CODEX_SANDBOX",
+    "CODEX_THREAD_ID",
+    "GEMINI_CLI",
+    "CURSOR_AGENT",
+    "COPILOT_MODEL",
+    "GOOSE_PROVIDER",
+    "CLINE_ACTIVE",
+    "OPENCODE",
+    "AUGMENT_AGENT",
+)
+DEFAULT_AGENT_IDENTITIES = (
+    "* (aider) <*>",
+    "*<198982749+copilot@users.noreply.github.com>",
+    "*<*+copilot@users.noreply.github.com>",
+    "*<openhands@all-hands.dev>",
+    "*[[]bot[]] <*>",  # fnmatch: [[] and []] are literal brackets
+    "*<*[[]bot[]]@users.noreply.github.com>",
+    "claude <noreply@anthropic.com>",
+)
+DEFAULT_AGENT_TRAILERS = (
+    "co-authored-by: * <noreply@anthropic.com>",
+    "co-authored-by: * <noreply@aider.dev>",
+    "co-authored-by: * <*+copilot@users.noreply.github.com>",
+    "co-authored-by: * <openhands@all-hands.dev>",
+    "co-authored-by: * <*cursoragent@cursor.com>",
+    "co-authored-by: * <*@openai.com>",
+    "generated-by: *",
+    "ai-agent: *",
+)
+
+
+@dataclass(frozen=True)
+class AgentPatterns:
+    env: tuple[str, ...] = DEFAULT_AGENT_ENV
+    identities: tuple[str, ...] = DEFAULT_AGENT_IDENTITIES
+    trailers: tuple[str, ...] = DEFAULT_AGENT_TRAILERS
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    scope_file: str = ".agentgate/scope"
+    manifest: str = ".agentgate/fixtures.sha256"
+    ledger: str = ".agentgate/freezes"
+    fixtures: tuple[str, ...] = ("tests/fixtures",)
+    protected: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ("tests",)
+    sources: tuple[str, ...] = (".",)
+    agents: AgentPatterns = field(default_factory=AgentPatterns)
+    base_branch: str | None = None
+    python: str | None = None
+    property_band: tuple[str, ...] = ()
+    hypothesis_seed: int = 0
+    pythonhashseed: int = 0
+    tz: str = "UTC"
+    lc_all: str = "C.UTF-8"
+    max_freeze_days: int = 30
+    shadow_percent: float = 10.0
+    ambient: tuple[str, ...] = DEFAULT_AMBIENT
+    timeout: int = 600
+    has_section: bool = False  # whether [tool.agentgate] exists at all
+
+    def pinned_env(self) -> dict[str, str]:
+        """The ambient inputs every test run is pinned to, recorded in reports."""
+        return {"PYTHONHASHSEED": str(self.pythonhashseed), "TZ": self.tz, "LC_ALL": self.lc_all}
+
+
+_STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all")
+_LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient")
+_INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
+_AGENT_KEYS = ("env", "identities", "trailers", "defaults")
+KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents"))
+
+
+def parse_toml(text: str, *, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: malformed TOML ({exc}); fix the file and retry") from None
+
+
+Reader = Callable[[str], "str | None"]
+
+
+def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None = None) -> Config:
+    """Load the config for ``root`` from the work tree, or through ``read`` (a repo-relative
+    path -> text or None) from a revision.
+
+    Callers read the configuration at a revision (the base of a range) so the rules that
+    govern a patch are never the ones the patch itself wrote.
+    """
+    read = read or (lambda name: _maybe_read(root / name))
+    if pyproject_text is None:
+        pyproject_text = read(PYPROJECT) or ""
+    data = parse_toml(pyproject_text, where=PYPROJECT)
+    tool = data.get("tool", {})
+    section = tool.get("agentgate") if isinstance(tool, dict) else None
+    defaults: dict[str, Any] = {
+        "tests": _default_tests(read, data),
+        "sources": _detect_sources(root),
+    }
+    if section is None:
+        return Config(root=root, **defaults)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{PYPROJECT}: [tool.agentgate] must be a table")
+    values, problems = _validate(section)
+    if problems:
+        raise ConfigError(f"{PYPROJECT} [tool.agentgate]: " + "; ".join(problems))
+    return Config(root=root, **{**defaults, **values, "has_section": True})
+
+
+def _validate(section: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    values: dict[str, Any] = {}
+    problems = [f"unknown key {k!r}" for k in sorted(section) if k not in KNOWN_KEYS]
+    for key, value in section.items():
+        if key not in KNOWN_KEYS:
+            continue
+        converted, problem = _convert(key, value)
+        if problem:
+            problems.append(problem)
+        else:
+            values[key] = converted
+    return values, problems
+
+
+def _convert(key: str, value: Any) -> tuple[Any, str | None]:
+    if key in _STR_KEYS:
+        ok = isinstance(value, str) and value != ""
+        return value, None if ok else f"{key!r} must be a non-empty string"
+    if key in _LIST_KEYS:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return tuple(_norm(v) for v in value) if ok else None, (
+            None if ok else f"{key!r} must be a list of strings"
+        )
+    if key in _INT_KEYS:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value, None if ok else f"{key!r} must be a non-negative integer"
+    if key == "shadow_percent":
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
+        return float(value) if ok else None, None if ok else "'shadow_percent' must be 0..100"
+    return _convert_agents(value)
+
+
+def _convert_agents(value: Any) -> tuple[Any, str | None]:
+    if not isinstance(value, dict):
+        return None, "'agents' must be a table (env, identities, trailers, defaults)"
+    unknown = sorted(k for k in value if k not in _AGENT_KEYS)
+    if unknown:
+        return None, f"unknown key {unknown[0]!r} in 'agents'"
+    use_defaults = value.get("defaults", True)
+    if not isinstance(use_defaults, bool):
+        return None, "'agents.defaults' must be true or false"
+    merged: dict[str, tuple[str, ...]] = {}
+    base = AgentPatterns()
+    for key in ("env", "identities", "trailers"):
+        extra = value.get(key, [])
+        if not (isinstance(extra, list) and all(isinstance(v, str) for v in extra)):
+            return None, f"'agents.{key}' must be a list of strings"
+        start: tuple[str, ...] = getattr(base, key) if use_defaults else ()
+        merged[key] = start + tuple(extra)
+    return AgentPatterns(**merged), None
+
+
+def _norm(value: str) -> str:
+    """Normalise a path-like value: forward slashes, no leading ``./``, no trailing ``/``."""
+    text = value.replace("\\", "/").strip()
+    while text.startswith("./"):
+        text = text[2:]
+    return text.rstrip("/") or "."
+
+
+def _default_tests(read: Reader, pyproject: dict[str, Any]) -> tuple[str, ...]:
+    paths = pytest_testpaths(read, pyproject)
+    return tuple(_norm(p) for p in paths) if paths else ("tests",)
+
+
+def _detect_sources(root: Path) -> tuple[str, ...]:
+    src = root / "src"
+    return ("src",) if src.is_dir() else (".",)
+
+
+def pytest_testpaths(read: Reader, pyproject: dict[str, Any]) -> list[str]:
+    """pytest's ``testpaths`` from whichever config file pytest itself would read first."""
+    for table in pytest_tables(read, pyproject).values():
+        options = table.get("ini_options", table)
+        paths = options.get("testpaths") if isinstance(options, dict) else None
+        if isinstance(paths, str):
+            return paths.split()
+        if isinstance(paths, list):
+            return [str(p) for p in paths]
+    return []
+
+
+def pytest_tables(read: Reader, pyproject: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Parsed pytest configuration per file, in pytest's own precedence order."""
+    tables: dict[str, dict[str, Any]] = {}
+    for name in PYTEST_CONFIG_FILES:
+        if name == PYPROJECT:
+            table = pyproject_pytest_table(pyproject)
+        else:
+            text = read(name)
+            table = _ini_section(name, text) if text is not None else None
+        if table is not None:
+            tables[name] = table
+    return tables
+
+
+PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def _maybe_read(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path.name}: not valid UTF-8; re-save it as UTF-8") from None
+
+
+def pyproject_pytest_table(pyproject: dict[str, Any]) -> dict[str, Any] | None:
+    tool = pyproject.get("tool", {})
+    pytest_section = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_section, dict):
+        return None
+    # pytest 9 reads native TOML from [tool.pytest]; older ones from [tool.pytest.ini_options].
+    return dict(pytest_section)
+
+
+def pytest_tables_from_texts(texts: dict[str, str | None]) -> dict[str, dict[str, Any]]:
+    """Parse each pytest config file's pytest section; a file with none is left out.
+
+    Raises ConfigError on a file that does not parse: a caller comparing trust files treats
+    that as a change, a caller loading config reports it.
+    """
+    tables: dict[str, dict[str, Any]] = {}
+    for name, text in texts.items():
+        if text is None:
+            continue
+        if name == PYPROJECT:
+            table = pyproject_pytest_table(parse_toml(text, where=name))
+        else:
+            table = _ini_section(name, text)
+        if table is not None:
+            tables[name] = table
+    return tables
+
+
+_INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
+
+
+def _ini_section(name: str, text: str) -> dict[str, Any] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text, source=name)
+    except configparser.Error as exc:
+        first = str(exc).splitlines()[0]
+        raise ConfigError(f"{name}: malformed INI ({first}); fix the file and retry") from None
+    section = _INI_SECTIONS.get(name, "tool:pytest")
+    if not parser.has_section(section):
+        # pytest.ini is pytest's file even when the section is empty or missing.
+        return {} if name in ("pytest.ini", ".pytest.ini") else None
+    return {k: " ".join(v.split()) for k, v in parser.items(section)}

@@ -1,0 +1,1 @@
+"""The sequencing of the stages: plan/check, hooks, thaw, init, demo, fixtures."""

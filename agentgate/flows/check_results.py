@@ -1,0 +1,121 @@
+"""A band report turned into what a check says: reasons, notes, and the ``results`` and
+``shadow`` JSON. Failures fail (1); a failure, error or timeout in the property band blocks
+(4) with its seed, never retried on another; a full-suite failure the band did not select
+(shadow mode) is a planner miss and fails too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from agentgate.core.model import Reason, Verdict
+
+if TYPE_CHECKING:
+    from agentgate.core.config import Config
+    from agentgate.plan.planner import Plan
+    from agentgate.run import band
+
+
+def promotion_note(report: band.BandReport) -> str:
+    main = [r for r in report.runs if r.label != "shadow"]
+    if all(r.green for r in main):
+        return "promoted: the full suite ran and passed, so the promotion is satisfied"
+    return "promoted: the full suite ran and did not pass"
+
+
+_PROPERTY_RUNS = ("property", "property-marked")
+
+
+def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> list[Reason]:
+    reasons = []
+    for run in report.runs:
+        if run.label == "shadow" or run.green:
+            continue
+        if run.label in _PROPERTY_RUNS:
+            reasons.append(Reason("property-band", Verdict.BLOCKED, _property_detail(run),
+                                  path=_first_file(run.failed_ids)))
+        else:
+            reasons.append(Reason(_failure_code(run), Verdict.FAILED, _failure_detail(run),
+                                  path=_first_file(run.failed_ids)))
+    missed = _shadow_missed(report, selection)
+    if missed:
+        reasons.append(Reason(
+            "shadow-missed", Verdict.FAILED,
+            f"the full suite failed {len(missed)} test(s) the band did not select "
+            f"({_ids(missed)}): the planner missed a dependency", path=_first_file(missed),
+        ))
+    return reasons
+
+
+def _failure_code(run: band.RunResult) -> str:
+    if run.timed_out:
+        return "tests-timeout"
+    return "tests-failed" if run.failed_ids else "pytest-error"
+
+
+def _failure_detail(run: band.RunResult) -> str:
+    if run.timed_out:
+        return f"the {run.label} run was stopped at the time limit ({run.duration:.0f} s)"
+    if run.failed_ids:
+        return f"{len(run.failed_ids)} test(s) failed in the {run.label}: {_ids(run.failed_ids)}"
+    return f"pytest exited {run.exit_code} in the {run.label} without a test failure " \
+           "(usage, collection or internal error; see the output)"
+
+
+def _property_detail(run: band.RunResult) -> str:
+    what = "timed out" if run.timed_out else (
+        f"failed ({_ids(run.failed_ids)})" if run.failed_ids else f"errored (exit {run.exit_code})")
+    return f"property band {what} with --hypothesis-seed={run.seed}; it is never retried on " \
+           "another seed: reproduce with that seed and fix the code or the property"
+
+
+def _ids(ids: Iterable[str], limit: int = 5) -> str:
+    ids = list(ids)
+    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(ids[:limit]) + more
+
+
+def _first_file(ids: Iterable[str]) -> str | None:
+    return next((i.split("::", 1)[0] for i in ids), None)
+
+
+def _shadow_missed(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
+    shadow = report.run("shadow")
+    if shadow is None or selection is None:
+        return []
+    chosen = set(selection)
+    return [n for n in shadow.failed_ids if n.split("::", 1)[0] not in chosen and n not in chosen]
+
+
+def shadow_json(report: band.BandReport, selection: tuple[str, ...] | None) -> dict[str, Any]:
+    shadow = report.run("shadow")
+    if shadow is None:
+        return {"ran": selection is None, "missed": [],
+                "note": "the band was the full suite" if selection is None else "nothing ran"}
+    return {"ran": True, "missed": _shadow_missed(report, selection), **shadow.to_json()}
+
+
+def results_json(
+    report: band.BandReport, selection: tuple[str, ...] | None, the_plan: Plan, config: Config
+) -> dict[str, Any]:
+    main = [r for r in report.runs if r.label != "shadow"]
+    data: dict[str, Any] = {
+        "ran": True,
+        "scope": "full" if selection is None else "band",
+        "selected": None if selection is None else len(selection),
+        "suite_size": len(the_plan.suite),
+        **{k: sum(getattr(r, k) for r in main) for k in ("passed", "failed", "errors", "skipped")},
+        "failed_ids": [n for r in main for n in r.failed_ids],
+        "frozen_failed_ids": [n for r in main for n in r.frozen_failed_ids],
+        "green": all(r.green for r in main),
+        "tree": report.tree,
+        "worktree": report.worktree,
+        "interpreter": report.interpreter,
+        "pinned_env": report.pinned_env,
+        "duration_s": round(sum(r.duration for r in main), 3),
+        "runs": [r.to_json() for r in report.runs],
+    }
+    if config.property_band:
+        data["hypothesis_seed"] = config.hypothesis_seed
+    return data

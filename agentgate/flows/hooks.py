@@ -1,0 +1,193 @@
+"""What the hooks call: ``agentgate hook pre-commit | commit-msg | pre-push``.
+
+The pre-commit and commit-msg paths import neither typer nor rich: they run on every commit
+and must feel instant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentgate.core.errors import AgentgateError, GitError
+from agentgate.core.model import Result, worst
+from agentgate.gate import agents
+from agentgate.gate import checks as gate
+from agentgate.git import gitio
+from agentgate.report.render import Format, emit
+
+
+def _split(args: list[str]) -> tuple[Format, list[str]]:
+    """``--format F`` and the positional arguments git or pre-commit pass to a hook."""
+    fmt, positional, rest = Format.TEXT, [], iter(args)
+    for arg in rest:
+        value = next(rest, "") if arg in ("--format", "-f") else None
+        if arg.startswith("--format="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            if value not in tuple(Format):
+                raise AgentgateError(f"--format takes text, json or markdown, not {value!r}")
+            fmt = Format(value)
+        elif not arg.startswith("-"):
+            positional.append(arg)
+    return fmt, positional
+
+
+def _format(args: list[str]) -> Format:
+    return _split(args)[0]
+
+
+def pre_commit(args: list[str]) -> int:
+    root = gitio.repo_root(Path.cwd())
+    result = gate.check_staged(root, os.environ)
+    emit(result, _format(args))
+    return result.exit_code
+
+
+def commit_msg(args: list[str]) -> int:
+    """The message is known only here: its trailers can name an agent the env did not."""
+    files = _split(args)[1]
+    if not files:
+        raise AgentgateError("hook commit-msg needs the message file git passes to the hook")
+    root = gitio.repo_root(Path.cwd())
+    head = gitio.head_sha(root)
+    config = gate.config_at(root, head)
+    trailers = gitio.message_trailers(root, Path(files[0]))
+    agent = agents.from_trailers(trailers, config.agents)
+    result = Result(command="hook commit-msg", head=head)
+    if agent:
+        changes = gitio.staged_changes(root, head)
+        result.reasons += gate.staged_trust(root, config, changes, head=head, agent=agent)
+        result.notes.append(f"agent commit: {agent}")
+    emit(result, _format(args))
+    return result.exit_code
+
+
+# --- pre-push -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PushedRef:
+    local_ref: str
+    local_sha: str
+    remote_ref: str
+    remote_sha: str
+
+
+def parse_push_lines(text: str) -> list[PushedRef]:
+    """Lines git gives a pre-push hook: ``<local ref> <local sha> <remote ref> <remote sha>``."""
+    refs = []
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise AgentgateError(f"pre-push: cannot read the ref line {line!r} from git")
+        refs.append(PushedRef(*parts))
+    return refs
+
+
+@dataclass(frozen=True)
+class PushRange:
+    base: str | None  # None: nothing to compare against, check all of head's history
+    head: str
+    label: str
+    note: str | None = None
+
+
+def push_ranges(
+    root: Path, env: Mapping[str, str], stdin_text: str, remote: str | None
+) -> list[PushRange]:
+    if env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT") == "1":
+        return [_pre_commit_range(root, env)]
+    ranges = []
+    for ref in parse_push_lines(stdin_text):
+        if gitio.is_zero_id(ref.local_sha):
+            continue  # a deletion: nothing of ours is pushed
+        ranges.append(_ref_range(root, ref, remote))
+    return ranges
+
+
+def _pre_commit_range(root: Path, env: Mapping[str, str]) -> PushRange:
+    # pre-commit passes only the first pushed ref on; the plain hooks/pre-push checks all.
+    head = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
+    base = env.get("PRE_COMMIT_FROM_REF")
+    if base and gitio.ref_exists(root, base):
+        return PushRange(base, head, head)
+    fallback, note = _base_branch_fallback(root, head, env.get("PRE_COMMIT_REMOTE_NAME"))
+    return PushRange(fallback, head, head, note)
+
+
+def _ref_range(root: Path, ref: PushedRef, remote: str | None) -> PushRange:
+    if not gitio.is_zero_id(ref.remote_sha) and gitio.ref_exists(root, ref.remote_sha):
+        # A force push compares against what the remote had: the merge-base is taken later.
+        return PushRange(ref.remote_sha, ref.local_sha, ref.local_ref)
+    base, note = _base_branch_fallback(root, ref.local_sha, remote)
+    if not gitio.is_zero_id(ref.remote_sha):
+        note = f"remote {ref.remote_ref} is at {ref.remote_sha[:10]}, unknown here; {note}"
+    return PushRange(base, ref.local_sha, ref.local_ref, note)
+
+
+def _base_branch_fallback(root: Path, head: str, remote: str | None) -> tuple[str | None, str]:
+    """A new branch is compared against its merge-base with the base branch."""
+    config = gate.config_at(root, gitio.head_sha(root))
+    for candidate in _base_candidates(config.base_branch, remote):
+        if not gitio.ref_exists(root, candidate):
+            continue
+        if gitio.ok(root, "merge-base", candidate, head):
+            return candidate, f"new branch: compared against its merge-base with {candidate}"
+        if gitio.is_shallow(root):
+            raise GitError(
+                f"no merge-base with {candidate} in this shallow clone; fetch full history "
+                "(git fetch --unshallow) and push again"
+            )
+    return None, "no base branch to compare against: every commit of the branch is checked"
+
+
+def _base_candidates(configured: str | None, remote: str | None) -> list[str]:
+    if configured:
+        return [configured]
+    names = [remote] if remote else []
+    names += ["origin"]
+    found = []
+    for name in dict.fromkeys(names):
+        found += [
+            f"refs/remotes/{name}/HEAD",
+            f"refs/remotes/{name}/main",
+            f"refs/remotes/{name}/master",
+        ]
+    return found
+
+
+def pre_push(
+    args: list[str], stdin_text: str | None = None, env: Mapping[str, str] | None = None
+) -> int:
+    env = os.environ if env is None else env
+    root = gitio.repo_root(Path.cwd())
+    fmt, positional = _split(args)
+    remote = positional[0] if positional else env.get("PRE_COMMIT_REMOTE_NAME")
+    if stdin_text is None:
+        stdin_text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    codes = []
+    for push in push_ranges(root, env, stdin_text, remote):
+        result = check_push(root, push)
+        emit(result, fmt)
+        codes.append(result.verdict)
+    return worst(codes).exit_code if codes else 0
+
+
+def check_push(root: Path, push: PushRange) -> Result:
+    """Every pushed commit against the trust boundary, then the planned band on the pushed
+    code (the full suite when promoted or when there is nothing to compare against)."""
+    from agentgate.flows import (
+        check as checkrun,  # the push path may pay for the planner and the band
+    )
+
+    result = checkrun.check(root, push.base, push.head)
+    result.command = f"hook pre-push {push.label}"
+    if push.note:
+        result.notes.insert(0, push.note)
+    return result

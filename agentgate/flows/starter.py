@@ -1,0 +1,92 @@
+"""``agentgate init``: a starter config, scope file and manifest, and the hook snippet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentgate.core.config import PYPROJECT, Config
+from agentgate.core.model import Result
+from agentgate.gate import manifest
+
+STARTER_SECTION = """
+[tool.agentgate]
+# Every key is optional; these are the defaults agentgate uses without this section.
+scope_file = "{scope_file}"
+manifest = "{manifest}"
+ledger = "{ledger}"
+fixtures = {fixtures}
+protected = []          # path prefixes whose impact always promotes to the full suite
+"""
+
+PRE_COMMIT_SNIPPET = """\
+# .pre-commit-config.yaml (then: pre-commit install -t pre-commit -t commit-msg -t pre-push)
+default_install_hook_types: [pre-commit, commit-msg, pre-push]
+repos:
+  - repo: https://github.com/OWNER/agentgate   # where your agentgate hook repo lives
+    rev: v0.1.0
+    hooks:
+      - id: agentgate-trust
+      - id: agentgate-trust-msg
+      - id: agentgate-push
+"""
+
+
+def _toml_list(values: tuple[str, ...]) -> str:
+    return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+
+def init(root: Path, config: Config) -> Result:
+    result = Result(command="init")
+    result.notes.append(_write_config(root, config))
+    result.notes.append(_write_scope(root, config))
+    path, count = manifest.record(root, config)
+    result.notes.append(f"wrote {path.relative_to(root).as_posix()} ({count} fixture file(s))")
+    result.notes.append("commit these files on their own, as a human: they are trust files")
+    result.extra["text"] = ["", *PRE_COMMIT_SNIPPET.splitlines()]
+    result.extra["markdown"] = ["```yaml", *PRE_COMMIT_SNIPPET.splitlines(), "```"]
+    result.extra["pre_commit_config"] = PRE_COMMIT_SNIPPET
+    return result
+
+
+def _write_config(root: Path, config: Config) -> str:
+    if config.has_section:
+        return f"{PYPROJECT} already has [tool.agentgate]: left as it is"
+    section = STARTER_SECTION.format(
+        scope_file=config.scope_file,
+        manifest=config.manifest,
+        ledger=config.ledger,
+        fixtures=_toml_list(config.fixtures),
+    )
+    path = root / PYPROJECT
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    glue = "" if not existing or existing.endswith("\n") else "\n"
+    path.write_text(existing + glue + section.lstrip("\n" if not existing else ""), "utf-8")
+    return f"added [tool.agentgate] to {PYPROJECT}"
+
+
+def _write_scope(root: Path, config: Config) -> str:
+    path = root / config.scope_file
+    if path.exists():
+        return f"{config.scope_file} exists: left as it is"
+    roots = [s for s in config.sources if s != "."] or _top_level_packages(root)
+    lines = [
+        "# Where a patch may go: path prefixes, one a line. Human-edited; an agent's commit",
+        "# that changes this file is blocked. Narrow it to the task at hand.",
+        *roots,
+        *config.tests,
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(dict.fromkeys(lines)) + "\n", encoding="utf-8")
+    return f"wrote {config.scope_file} ({len(roots) + len(config.tests)} prefixes)"
+
+
+def _top_level_packages(root: Path) -> list[str]:
+    skip = {"tests", "test", "docs", "build", "dist", "venv", ".venv"}
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir()
+        and not p.name.startswith(".")
+        and p.name not in skip
+        and (p / "__init__.py").exists()
+    )

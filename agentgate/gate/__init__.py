@@ -1,0 +1,1 @@
+"""The trust gate: trust files, declared scope, fixture manifest, agent identification."""

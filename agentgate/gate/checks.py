@@ -1,0 +1,283 @@
+"""The trust gate: one commit's staged change (commit time) and a pushed range (push, CI).
+
+Data flows one way: git -> changes -> trust, scope and manifest checks -> reasons. The rules
+that govern a patch are always read from before it: HEAD's at commit time, the merge-base's
+for a range, so a patch can never widen its own scope or relax its own configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentgate.core import config as config_mod
+from agentgate.core.config import Config
+from agentgate.core.errors import ConfigError, GitError
+from agentgate.core.model import Change, Commit, Reason, Result, Verdict
+from agentgate.gate import agents, manifest, trust
+from agentgate.gate.scope import Scope, from_bytes
+from agentgate.git import gitio
+
+
+@dataclass(frozen=True)
+class RangeCheck:
+    base: str
+    head: str
+    merge_base: str
+    config: Config
+    changes: list[Change]
+    commits: list[Commit]
+    reasons: list[Reason] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def config_at(root: Path, rev: str | None) -> Config:
+    """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
+    if rev is None:
+        return config_mod.load(root, "", read=lambda _name: None)
+    # Every file the config may read, fetched in one git process rather than one each.
+    texts = gitio.read_many_at(root, rev, list(config_mod.PYTEST_CONFIG_FILES))
+
+    def read(name: str) -> str | None:
+        return texts[name] if name in texts else gitio.read_text_at(root, rev, name)
+
+    return config_mod.load(root, read=read)
+
+
+def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
+    if rev is None:
+        return None
+    data = gitio.read_at(root, rev, config.scope_file)
+    return None if data is None else from_bytes(data, where=f"{config.scope_file} at {rev[:10]}")
+
+
+# --- commit time ----------------------------------------------------------------------------
+
+
+def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
+    """Trust boundary, scope and manifest for the change being committed. No tests run."""
+    env = os.environ if env is None else env
+    head = gitio.head_sha(root)
+    config = config_at(root, head)
+    changes = gitio.staged_changes(root, head)
+    result = Result(command="hook pre-commit", head=head, changed=changes)
+    agent = agents.from_env(env, config.agents) or agents.from_identities(
+        gitio.current_identity(root), config.agents
+    )
+    result.reasons += staged_trust(root, config, changes, head=head, agent=agent)
+    result.reasons += _scope_reasons(changes, config, scope_at(root, config, head), result.notes)
+    result.reasons += _staged_manifest(root, config, changes)
+    result.reasons += _staged_ledger(root, config, changes)
+    if agent:
+        result.notes.append(f"agent commit: {agent}")
+    return result
+
+
+def staged_trust(
+    root: Path, config: Config, changes: list[Change], *, head: str | None, agent: str | None
+) -> list[Reason]:
+    trusted = trust.trust_changes(
+        changes,
+        config,
+        old=lambda p: gitio.read_text_at(root, head, p) if head else None,
+        new=lambda p: gitio.read_text_at(root, ":", p),
+    )
+    return trust.commit_reasons(
+        changes, trusted, config=config, agent=agent, commit=None, root_commit=head is None
+    )
+
+
+def _staged_ledger(root: Path, config: Config, changes: list[Change]) -> list[Reason]:
+    """A commit that touches the freeze ledger must leave it valid (checked only then: the
+    ledger reads JSON and test files, and the commit path must stay instant)."""
+    if not any(trust.under(p, config.ledger) for c in changes for p in c.paths):
+        return []
+    from agentgate.ledger import records as ledger
+
+    return ledger.check(root, config)
+
+
+def _staged_manifest(root: Path, config: Config, changes: list[Change]) -> list[Reason]:
+    touched = any(
+        manifest.is_fixture(p, config) or p == config.manifest for c in changes for p in c.paths
+    )
+    if not touched:
+        return []  # verified when the fixtures or the manifest last changed
+    listed_data = gitio.read_at(root, ":", config.manifest)
+    blobs = gitio.index_blobs(root, config.fixtures)
+    return _manifest_reasons(config, listed_data, _digests(root, blobs), where="staged")
+
+
+def _digests(root: Path, blobs: dict[str, str]) -> dict[str, str]:
+    """sha256 of each fixture blob, read in one batch (a blob git lacks is left out, so the
+    manifest comparison reports the file as missing)."""
+    contents = gitio.cat_blobs(root, list(blobs.values()))
+    return {p: manifest.digest(contents[b]) for p, b in blobs.items() if b in contents}
+
+
+def _manifest_reasons(
+    config: Config, listed: bytes | None, actual: dict[str, str], *, where: str
+) -> list[Reason]:
+    if listed is None:
+        if not actual:
+            return []
+        return [_manifest_missing(config, where)]
+    try:
+        entries = manifest.parse(listed, where=f"{where} {config.manifest}")
+    except ConfigError as exc:
+        return [Reason("fixture-manifest", Verdict.BLOCKED, exc.message, path=config.manifest)]
+    return [
+        Reason(
+            code="fixture-manifest",
+            verdict=Verdict.BLOCKED,
+            path=problem.path,
+            detail=f"{where} fixture {problem.describe()}; a human runs 'agentgate fixtures "
+            "record' and commits the fixtures with the manifest",
+        )
+        for problem in manifest.compare(entries, actual)
+    ]
+
+
+def _manifest_missing(config: Config, where: str) -> Reason:
+    return Reason(
+        code="fixture-manifest",
+        verdict=Verdict.BLOCKED,
+        path=config.manifest,
+        detail=f"{where} fixtures exist but there is no manifest; a human runs "
+        "'agentgate fixtures record' and commits it",
+    )
+
+
+def _scope_reasons(
+    changes: list[Change], config: Config, scope: Scope | None, notes: list[str]
+) -> list[Reason]:
+    if scope is None:
+        notes.append(f"no declared scope ({config.scope_file} absent at base): scope rule off")
+        return []
+    escaped = [
+        path
+        for change in changes
+        for path in change.paths
+        if not scope.allows(path) and not trust.is_trust_path(path, config)
+    ]
+    return [
+        Reason(
+            code="scope-escape",
+            verdict=Verdict.SCOPE_ESCAPE,
+            path=path,
+            detail=f"outside the declared scope ({scope.source}); keep the patch inside it, "
+            "or have a human widen the scope in a commit of its own first",
+        )
+        for path in dict.fromkeys(escaped)
+    ]
+
+
+# --- ranges ------------------------------------------------------------------------------
+
+
+def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
+    """Every commit of ``base...head`` against the trust rules; the whole range against the
+    base's scope and fixture manifest. ``base=None`` checks head's whole history (a first
+    push with nothing to compare against)."""
+    head_sha = gitio.resolve(root, head, what="head revision")
+    if base is None and gitio.is_shallow(root):
+        # The oldest fetched commit would look like it adds the whole tree.
+        raise GitError(
+            "nothing to compare against in a shallow clone; fetch full history "
+            "(git fetch --unshallow, or actions/checkout with fetch-depth: 0) and retry"
+        )
+    if base is None:
+        base_sha = mb = gitio.empty_tree(root)
+        config, scope_rev, changes = (
+            config_at(root, None),
+            None,
+            gitio.diff_changes(root, mb, head_sha),
+        )
+        commits = gitio.commits_in_range(root, None, head_sha)
+    else:
+        base_sha = gitio.resolve(root, base, what="base revision")
+        mb = scope_rev = gitio.merge_base(root, base_sha, head_sha)
+        config, changes = config_at(root, mb), gitio.range_changes(root, mb, head_sha)
+        commits = gitio.commits_in_range(root, mb, head_sha)
+    notes: list[str] = []
+    reasons = [r for c in commits for r in commit_trust(root, config, c)]
+    reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes)
+    reasons += _range_fixtures(root, config, scope_rev, head_sha, changes)
+    return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
+
+
+def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
+    """Rules (a)-(c) for one commit, with the agent read off its identities and trailers."""
+    changes = gitio.commit_changes(root, commit)
+    parent = commit.parents[0] if commit.parents else None
+    trusted = trust.trust_changes(
+        changes,
+        config,
+        old=lambda p: gitio.read_text_at(root, parent, p) if parent else None,
+        new=lambda p: gitio.read_text_at(root, commit.sha, p),
+    )
+    agent = agents.from_commit(commit, config.agents)
+    return trust.commit_reasons(
+        changes,
+        trusted,
+        config=config,
+        agent=agent,
+        commit=commit.sha,
+        root_commit=not commit.parents,
+    )
+
+
+def _range_fixtures(
+    root: Path, config: Config, base: str | None, head: str, changes: list[Change]
+) -> list[Reason]:
+    tree = gitio.ls_tree(root, head, config.fixtures) if config.fixtures else {}
+    head_fixtures = {p: b for p, b in tree.items() if manifest.is_fixture(p, config)}
+    actual = _digests(root, head_fixtures)  # once, for the head's and the base's manifest
+    reasons = _manifest_reasons(
+        config, gitio.read_at(root, head, config.manifest), actual, where="head"
+    )
+    moved = _moved_fixtures(root, config, base, actual, changes)
+    if moved and not any(is_test_file(p, config) for c in changes for p in c.paths):
+        reasons += [
+            Reason(
+                code="fixture-without-test",
+                verdict=Verdict.SCOPE_ESCAPE,
+                path=path,
+                detail="fixture changed with no test-file change in the range; a fixture moves "
+                "with the test that needs it, or not at all",
+            )
+            for path in moved
+        ]
+    return reasons
+
+
+def _moved_fixtures(
+    root: Path,
+    config: Config,
+    base: str | None,
+    actual: dict[str, str],
+    changes: list[Change],
+) -> list[str]:
+    """Fixtures that differ from the *base's* manifest (a regenerated manifest proves nothing),
+    plus fixture paths the range touched."""
+    moved = {p for c in changes for p in c.paths if manifest.is_fixture(p, config)}
+    base_listed = gitio.read_at(root, base, config.manifest) if base else None
+    if base_listed is not None:
+        entries = manifest.parse(base_listed, where=f"{config.manifest} at base")
+        moved |= {problem.path for problem in manifest.compare(entries, actual)}
+    return sorted(moved)
+
+
+def is_test_file(path: str, config: Config) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    in_tests = any(t == "." or path.startswith(t + "/") for t in config.tests)
+    looks_like_test = name.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py")
+    )
+    return (
+        looks_like_test
+        and (in_tests or name.startswith("test_"))
+        and not manifest.is_fixture(path, config)
+    )

@@ -1,0 +1,166 @@
+"""Trust files and the per-commit trust-boundary rules.
+
+A trust file is one that decides how much checking a patch gets: the scope file, the
+fixture manifest, the freeze ledger, agentgate's and pytest's configuration, the hook
+configuration. A patch may not change those together with code, and an agent may not change
+them at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentgate.core import config as config_mod
+from agentgate.core.config import Config
+from agentgate.core.errors import ConfigError
+from agentgate.core.model import Change, Reason, Verdict
+
+# Files whose whole content is trust; tables inside shared files are compared parsed below.
+WHOLE_FILES = ("pytest.ini", ".pytest.ini", ".pre-commit-config.yaml")
+HOOK_DIRS = ("hooks",)
+TABLE_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+
+Reader = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class TrustChange:
+    path: str
+    why: str
+
+
+def under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
+def trust_prefixes(config: Config) -> tuple[str, ...]:
+    return (config.scope_file, config.manifest, config.ledger, *HOOK_DIRS, *WHOLE_FILES)
+
+
+def is_trust_path(path: str, config: Config) -> bool:
+    """Whether ``path`` is trust by its name alone (table files need their contents)."""
+    return any(under(path, p) for p in trust_prefixes(config))
+
+
+def trust_changes(
+    changes: list[Change], config: Config, *, old: Reader, new: Reader
+) -> list[TrustChange]:
+    """The trust-file changes among ``changes``; ``old``/``new`` read a path's text before and
+    after. A rename, a deletion, or a replacement by a symlink counts as changing the file."""
+    found: list[TrustChange] = []
+    for change in changes:
+        for path in change.paths:
+            why = _why_trust(change, path, config, old, new)
+            if why:
+                found.append(TrustChange(path, why))
+    return found
+
+
+def _why_trust(change: Change, path: str, config: Config, old: Reader, new: Reader) -> str | None:
+    if is_trust_path(path, config):
+        if change.makes_symlink:
+            return "replaced by a symlink"
+        return {"D": "deleted", "R": "renamed"}.get(change.status, "changed")
+    name = path.rsplit("/", 1)[-1]
+    if path != name or name not in TABLE_FILES:
+        return None
+    if change.makes_symlink:
+        return "replaced by a symlink"
+    before = old(change.old_path or path) if path == change.path else old(path)
+    after = new(path) if path == change.path else None
+    return _table_change(name, before, after)
+
+
+def _table_change(name: str, before: str | None, after: str | None) -> str | None:
+    try:
+        old_tables = _tables(name, before)
+    except ConfigError:
+        old_tables = {"<unparsable>": {}}
+    try:
+        new_tables = _tables(name, after)
+    except ConfigError:
+        return f"{name} does not parse, so its pytest/agentgate tables may have changed"
+    if old_tables != new_tables:
+        changed = sorted(
+            k
+            for k in old_tables.keys() | new_tables.keys()
+            if old_tables.get(k) != new_tables.get(k)
+        )
+        return "changed " + ", ".join(changed)
+    return None
+
+
+def _tables(name: str, text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    if name == "pyproject.toml":
+        tool = config_mod.parse_toml(text, where=name).get("tool", {})
+        tool = tool if isinstance(tool, dict) else {"<tool>": tool}
+        return {f"[tool.{k}]": tool[k] for k in ("agentgate", "pytest") if k in tool}
+    parsed = config_mod.pytest_tables_from_texts({name: text}).get(name)
+    section = "[pytest]" if name == "tox.ini" else "[tool:pytest]"
+    return {} if parsed is None else {section: parsed}
+
+
+def commit_reasons(
+    changes: list[Change],
+    trusted: list[TrustChange],
+    *,
+    config: Config,
+    agent: str | None,
+    commit: str | None,
+    root_commit: bool = False,
+) -> list[Reason]:
+    """Rules (a) and (b) for one commit's change set.
+
+    A repository's first commit creates its trust files together with its code: there is no
+    boundary before it to widen, so rule (a) does not apply to it. Rule (b) still does.
+    """
+    if not trusted:
+        return []
+    trust_paths = {t.path for t in trusted}
+    others = [p for c in changes for p in c.paths if p not in trust_paths]
+    mixed_ok = root_commit or _is_fixture_update(trusted, others, config)
+    others_reason = [] if mixed_ok else _mixed(trusted, others, commit)
+    agent_reason = _agent(trusted, agent, commit) if agent else []
+    return agent_reason + others_reason
+
+
+def _is_fixture_update(trusted: list[TrustChange], others: list[str], config: Config) -> bool:
+    """The manifest and only the fixture files it lists may change together (humans only)."""
+    only_manifest = all(t.path == config.manifest for t in trusted)
+    fixture_files = all(any(under(p, f) for f in config.fixtures) for p in others)
+    return only_manifest and fixture_files
+
+
+def _mixed(trusted: list[TrustChange], others: list[str], commit: str | None) -> list[Reason]:
+    if not others:
+        return []
+    listed = ", ".join(f"{t.path} ({t.why})" for t in trusted)
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return [
+        Reason(
+            code="trust-mixed",
+            verdict=Verdict.BLOCKED,
+            path=trusted[0].path,
+            commit=commit,
+            detail=f"trust file {listed} changed together with {shown}; commit the trust "
+            "change on its own, as a human, and the code in another commit",
+        )
+    ]
+
+
+def _agent(trusted: list[TrustChange], agent: str, commit: str | None) -> list[Reason]:
+    return [
+        Reason(
+            code="trust-agent",
+            verdict=Verdict.BLOCKED,
+            path=t.path,
+            commit=commit,
+            detail=f"an agent may not change trust files ({agent}); this file was {t.why}: "
+            "leave it to a human, who commits it on its own",
+        )
+        for t in trusted
+    ]

@@ -1,0 +1,1 @@
+"""The only code that runs git; worktrees and scratch folders."""

@@ -1,0 +1,263 @@
+"""Detached worktrees of one revision under the git dir, reused between runs, safe to interrupt.
+
+Layout, in ``gitio.state_dir(root)/worktrees``::
+
+    <sha>/        the cached worktree of <sha>, reused by the next run on the same revision
+    <sha>.lock    flock held while one process uses <sha>/ (the kernel drops it on any exit)
+    <sha>.ready   written once the checkout completed, so a half-made tree is never reused
+    <sha>-tmp-*/  a private worktree, made when the cached one is busy; always removed
+
+A cached worktree is reset and cleaned (``git clean -ffdx``) each time it is handed out, so
+one run's debris never reaches the next. When the block using it raises (an error, Ctrl-C)
+the worktree is removed instead: an interrupted run may have stopped mid-checkout or left
+processes writing into it, and the next run should start at once on a fresh one. A run killed
+with SIGKILL cannot clean up; its lock dies with it and the next run repairs or replaces the
+tree. POSIX only (``fcntl.flock``), like the git hooks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentgate.core.errors import GitError
+from agentgate.git import gitio
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_TMP_MARK = "-tmp-"
+KEEP = 8  # cached worktrees kept: a base and a head for a few patches in flight
+# __pycache__ survives the clean: bytecode is keyed by source mtime and size, and a reset
+# rewrites any source a test modified, so stale bytecode cannot be loaded; keeping it saves
+# recompiling the project on every run.
+_CLEAN = ("clean", "-ffdxq", "-e", "__pycache__")
+
+
+def worktrees_dir(root: Path) -> Path:
+    return gitio.state_dir(root) / "worktrees"
+
+
+def path_for(root: Path, sha: str) -> Path:
+    return worktrees_dir(root) / sha
+
+
+class Lock:
+    """An exclusive ``flock`` on a file; released (and optionally unlinked) exactly once."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self.fd = fd
+        self.path = path
+
+    def release(self, *, unlink: bool = False) -> None:
+        if self.fd < 0:
+            return
+        if unlink:  # unlink while still holding it, so no one can lock the dying inode
+            self.path.unlink(missing_ok=True)
+        os.close(self.fd)
+        self.fd = -1
+
+
+def try_lock(path: Path) -> Lock | None:
+    """Take the lock without waiting; None when another live process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by children
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        if _same_file(fd, path):
+            return Lock(fd, path)
+        os.close(fd)  # the holder removed it between our open and lock: try the new file
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.fstat(fd).st_ino == path.stat().st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _lock_path(tree: Path) -> Path:
+    return tree.with_name(tree.name + ".lock")
+
+
+def _ready_path(tree: Path) -> Path:
+    return tree.with_name(tree.name + ".ready")
+
+
+# --- the public API -----------------------------------------------------------------------
+
+@contextmanager
+def using_worktree(root: Path, sha: str) -> Iterator[Path]:
+    """A clean detached worktree of ``sha`` that only this process uses inside the block.
+
+    The cached tree is used when free, else a private one that is removed afterwards. If
+    the block raises (including KeyboardInterrupt), the tree is removed.
+    """
+    sweep(root)
+    lock = try_lock(_lock_path(path_for(root, sha)))
+    if lock is None:
+        with temporary_worktree(root, sha) as path:
+            yield path
+        return
+    tree = path_for(root, sha)
+    try:
+        _prepare(root, sha, tree)
+        yield tree
+    except BaseException:
+        _discard(root, tree)
+        lock.release(unlink=True)
+        raise
+    lock.release()
+
+
+def ensure_worktree(root: Path, sha: str) -> Path:
+    """Make or refresh the cached worktree of ``sha`` and return its path.
+
+    The lock is held only while preparing; a caller that needs the tree to itself for a
+    while should use ``using_worktree``. Raises GitError when another process holds it.
+    """
+    tree = path_for(root, sha)
+    lock = try_lock(_lock_path(tree))
+    if lock is None:
+        raise GitError(f"worktree {tree} is in use by another agentgate run; retry when it ends")
+    try:
+        _prepare(root, sha, tree)
+    except BaseException:
+        _discard(root, tree)
+        lock.release(unlink=True)
+        raise
+    lock.release()
+    return tree
+
+
+@contextmanager
+def temporary_worktree(root: Path, sha: str) -> Iterator[Path]:
+    """A private worktree of ``sha`` for the block (one a caller may dirty); always removed."""
+    parent = worktrees_dir(root)
+    parent.mkdir(parents=True, exist_ok=True)
+    tree = Path(tempfile.mkdtemp(prefix=f"{sha[:12]}{_TMP_MARK}", dir=parent))
+    lock = try_lock(_lock_path(tree))
+    assert lock is not None, "a fresh private name cannot be locked by anyone else"
+    try:
+        gitio.worktree_add(root, tree, sha)
+        yield tree
+    finally:
+        _discard(root, tree)
+        lock.release(unlink=True)
+
+
+def remove_worktree(root: Path, sha: str) -> bool:
+    """Remove the cached worktree of ``sha`` unless a run is using it; True when removed."""
+    tree = path_for(root, sha)
+    lock = try_lock(_lock_path(tree))
+    if lock is None:
+        return False
+    _discard(root, tree)
+    lock.release(unlink=True)
+    return True
+
+
+def cached(root: Path) -> list[str]:
+    """Revisions with a completed cached worktree, most recently used first."""
+    folder = worktrees_dir(root)
+    if not folder.is_dir():
+        return []
+    ready = sorted(folder.glob("*.ready"), key=lambda p: (-p.stat().st_mtime_ns, p.name))
+    return [p.name[: -len(".ready")] for p in ready]
+
+
+def prune(root: Path, keep: int = KEEP) -> list[str]:
+    """Remove cached worktrees beyond the ``keep`` most recently used (skipping busy ones)."""
+    return [sha for sha in cached(root)[keep:] if remove_worktree(root, sha)]
+
+
+def sweep(root: Path) -> list[Path]:
+    """Remove private worktrees and scratch folders whose owner died (its lock is free)."""
+    folder = worktrees_dir(root)
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    for lock_file in sorted(folder.glob(f"*{_TMP_MARK}*.lock")):
+        lock = try_lock(lock_file)
+        if lock is None:
+            continue
+        tree = lock_file.with_suffix("")
+        _discard(root, tree)
+        lock.release(unlink=True)
+        removed.append(tree)
+    return removed
+
+
+@contextmanager
+def scratch_dir(root: Path, label: str = "scratch") -> Iterator[Path]:
+    """A private temporary folder under the git dir (JUnit XML and the like); always removed,
+    and swept by the next run if this process is killed before it can remove it."""
+    parent = worktrees_dir(root)
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{label}{_TMP_MARK}", dir=parent))
+    lock = try_lock(_lock_path(folder))
+    assert lock is not None
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        lock.release(unlink=True)
+
+
+# --- internals ----------------------------------------------------------------------------
+
+def _prepare(root: Path, sha: str, tree: Path) -> None:
+    """Reuse a completed, healthy tree (reset and cleaned), else build it from scratch."""
+    ready = _ready_path(tree)
+    if ready.exists() and _refresh(tree, sha):
+        ready.touch()  # most recently used: ``prune`` keeps it
+        return
+    _discard(root, tree)
+    gitio.worktree_add(root, tree, sha)
+    ready.write_text(sha + "\n", encoding="utf-8")
+
+
+def _refresh(tree: Path, sha: str) -> bool:
+    env = gitio.no_git_env()
+    try:
+        if (tree / ".git").is_file() and _head(tree, env) == sha:
+            gitio.run(tree, "reset", "-q", "--hard", sha, env=env)
+            gitio.run(tree, *_CLEAN, env=env)
+            return True
+    except GitError:
+        pass
+    return False
+
+
+def _head(tree: Path, env: dict[str, str]) -> str:
+    return os.fsdecode(gitio.run(tree, "rev-parse", "HEAD", env=env)).strip()
+
+
+def _discard(root: Path, tree: Path) -> None:
+    """Forget and delete a worktree, whatever state an interrupted run left it in."""
+    _ready_path(tree).unlink(missing_ok=True)
+    if tree.exists() or _registered(root, tree):
+        gitio.worktree_remove(root, tree)
+    if tree.exists():  # not registered (half-made), or remove refused: delete the folder
+        shutil.rmtree(tree, ignore_errors=True)
+        gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
+
+
+def _registered(root: Path, tree: Path) -> bool:
+    with contextlib.suppress(GitError):
+        return any(_samepath(p, tree) for p in gitio.worktrees(root))
+    return False
+
+
+def _samepath(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)

@@ -1,0 +1,1 @@
+"""The import graph: value types, scanners, resolution, build, cache, reversed edges."""

@@ -1,0 +1,162 @@
+"""Module names for paths, and raw import records resolved to a module's edges.
+
+Naming follows Python's own rules for the configured roots: a path under a source root is
+named from that root (``src/pkg/a.py`` -> ``pkg.a``), a test file outside every source root
+from the repository root (``tests/test_a.py`` -> ``tests.test_a``), a package by its
+``__init__.py``; folders without one are namespace packages and need no file.
+
+Resolution keeps more than Python would run, never less: ``import a.b.c`` and
+``from a.b import c`` are edges to ``a``, ``a.b`` and ``a.b.c`` whether or not ``a.b.c`` has a
+file (so the dependents of a deleted or renamed module are still found), and a module also
+depends on its own parent packages, which Python runs before it.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from agentgate.core.config import Config
+
+# Never source, wherever they are: environments, caches, vendored JS.
+_SKIP_ANYWHERE = frozenset({"venv", "node_modules", "site-packages", "__pycache__"})
+# Build output, when it sits at the top of a flat layout.
+_SKIP_AT_TOP = frozenset({"build", "dist"})
+
+
+@dataclass(frozen=True)
+class Roots:
+    sources: tuple[str, ...]  # longest first, so a nested root wins
+    tests: tuple[str, ...]
+
+    def naming_root(self, path: str) -> str | None:
+        """The root a path is named from: its source root, else "." for a test file."""
+        for root in self.sources:
+            if _under(path, root) is not None:
+                return root
+        return "." if any(_under(path, t) is not None for t in self.tests) else None
+
+    def is_test(self, path: str) -> bool:
+        """Test files and helpers, and every conftest.py: pytest imports them by its rules."""
+        return path.rsplit("/", 1)[-1] == "conftest.py" or any(
+            _under(path, t) is not None for t in self.tests
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def roots(sources: tuple[str, ...], tests: tuple[str, ...]) -> Roots:
+    return Roots(tuple(sorted(sources, key=len, reverse=True)), tests)
+
+
+def roots_of(config: Config) -> Roots:
+    return roots(tuple(config.sources), tuple(config.tests))
+
+
+def _under(path: str, root: str) -> str | None:
+    if root == ".":
+        return path
+    return path[len(root) + 1 :] if path.startswith(root + "/") else None
+
+
+def name_in(rooted: Roots, path: str) -> str | None:
+    """The dotted module name of a repo-relative ``.py`` path, None if it is not one."""
+    if not path.endswith(".py"):
+        return None
+    root = rooted.naming_root(path)
+    if root is None:
+        return None
+    rel = _under(path, root)
+    assert rel is not None
+    return _dotted(rel, flat=root == ".")
+
+
+def _dotted(rel: str, *, flat: bool) -> str | None:
+    parts = rel[:-3].split("/")
+    if flat and len(parts) > 1 and parts[0] in _SKIP_AT_TOP:
+        return None
+    if parts[-1] == "__init__":
+        parts.pop()
+    if not parts:
+        return None
+    for part in parts:
+        if not part or "." in part or part in _SKIP_ANYWHERE:
+            return None  # hidden folders start with "."; "a.b" cannot be a module name
+    return ".".join(parts)
+
+
+def pytest_name(path: str, packages: frozenset[str]) -> str:
+    """The name pytest's default ``prepend`` import mode gives a test file: from the first
+    folder up that has no ``__init__.py`` (that folder goes on sys.path)."""
+    folder, stem = posixpath.split(path[:-3])
+    parts = [] if stem == "__init__" else [stem]
+    while folder in packages:
+        folder, name = posixpath.split(folder)
+        parts.insert(0, name)
+    return ".".join(parts)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    edges: tuple[str, ...]
+    probes: tuple[str, ...]  # absolute names a test file imports: maybe siblings on sys.path
+    stars: tuple[str, ...]  # ``from X import *``: X's submodules may be imported too
+    problems: tuple[str, ...]  # relative imports that go above the top-level package
+
+
+def resolve(
+    module: str, is_package: bool, raws: Iterable[str], tops: frozenset[str], *, test: bool
+) -> Resolved:
+    package = module if is_package else module.rpartition(".")[0]
+    edges: set[str] = set(_ancestors(module))
+    probes: list[str] = []
+    stars: list[str] = []
+    problems: list[str] = []
+    for raw in raws:
+        head, _, names = raw.partition(":")
+        base = _absolute(head, module, package)
+        if base is None:
+            problems.append(raw)
+            continue
+        targets = [base]
+        for name in names.split(",") if names else ():
+            if name == "*":
+                stars.append(base)
+            else:
+                targets.append(f"{base}.{name}")
+        relative = head.startswith((".", "@"))
+        if relative or base.partition(".")[0] in tops:
+            edges.update(targets)
+            for target in targets:
+                edges.update(_ancestors(target))
+        if test and not relative:
+            probes.extend(targets)
+    edges.discard(module)
+    return Resolved(tuple(sorted(edges)), tuple(sorted(set(probes))), tuple(stars),
+                    tuple(problems))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ancestors(name: str) -> tuple[str, ...]:
+    """``a.b.c`` -> (``a``, ``a.b``); memoised: the same targets recur in every module."""
+    parts = name.split(".")
+    return tuple(".".join(parts[:i]) for i in range(1, len(parts)))
+
+
+def _absolute(head: str, module: str, package: str) -> str | None:
+    """``head`` of a raw record as an absolute name; None if it climbs above the top."""
+    if head.startswith("@"):  # import_module(".x", __name__): relative to the module itself
+        head, package = head[1:], module
+    level = len(head) - len(head.lstrip("."))
+    if not level:
+        return head
+    parts = package.split(".") if package else []
+    if level - 1 >= len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    rest = head[level:]
+    return ".".join([*base, rest] if rest else base)

@@ -1,0 +1,1 @@
+"""The freeze ledger: records, rules, node ids, its commands."""

@@ -1,0 +1,1 @@
+"""The pure planner: impact set, pytest configuration, dependency rules, markers."""

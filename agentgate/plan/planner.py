@@ -1,0 +1,325 @@
+"""Changes -> impact set -> verdict reasons: which test files a patch must run, and why.
+
+Pure: every input is plain data (the range's changes, the head's import graph, the texts of
+the pytest configuration files at both ends, the markers the patch added), so each rule is
+testable without git. The impact set only ever grows: when a rule cannot tell, it adds tests
+or promotes; nothing a patch does removes a test the repository's structure selects.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from agentgate.core.config import Config
+from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
+from agentgate.graph.types import ImportGraph, module_name
+from agentgate.plan.deps import dependency_reasons
+from agentgate.plan.markers import AddedMarker
+from agentgate.plan.pytest_config import (
+    TestFiles,
+    is_test_file,
+    pytest_config_reasons,
+    python_files,
+    under,
+)
+
+CONFTEST = "conftest.py"
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    config: Config  # the merge-base's: the rules that govern a patch are the base's
+    changes: tuple[Change, ...]
+    graph: ImportGraph  # the head's
+    # Root pytest config files at head (file -> text): which files pytest collects.
+    pytest_head: Mapping[str, str | None] = field(default_factory=dict)
+    # Every pytest config file the range touched, at any depth: path -> (base, head) text
+    # (pyproject.toml and setup.cfg among them: their dependency tables are read too).
+    pytest_changed: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    markers: tuple[AddedMarker, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    tests: tuple[str, ...]  # impacted test files at head, sorted
+    why: Mapping[str, tuple[str, ...]]  # test -> shortest chain: the test ... a changed file
+    suite: tuple[str, ...]  # every test file at head
+    reasons: tuple[Reason, ...]  # PROMOTE reasons; scope and trust come from the gate
+    notes: tuple[str, ...] = ()
+
+    @property
+    def promoted(self) -> bool:
+        return any(r.verdict is Verdict.PROMOTE for r in self.reasons)
+
+    def explain(self, test: str) -> tuple[str, ...] | None:
+        return self.why.get(test)
+
+
+@dataclass
+class _Impact:
+    """Working state of one plan: seeds (module -> changed path) and chains per test."""
+
+    seeds: dict[str, str] = field(default_factory=dict)
+    conftests: list[str] = field(default_factory=list)
+    test_data: list[str] = field(default_factory=list)  # non-Python files in a test root
+    inert: list[str] = field(default_factory=list)  # files that impact nothing
+    why: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def offer(self, test: str, chain: Iterable[str]) -> None:
+        """Keep the shortest chain per test (ties: the first in sorted order)."""
+        candidate = tuple(chain)
+        current = self.why.get(test)
+        if current is None or (len(candidate), candidate) < (len(current), current):
+            self.why[test] = candidate
+
+
+def plan(inp: PlanInput) -> Plan:
+    patterns = python_files(inp.pytest_head)
+    graph = inp.graph
+    matcher = TestFiles(inp.config, patterns)
+    tests = {p for p in graph.modules.values() if matcher.match(p)}
+    impact = _seed(inp, graph)
+    closure = graph.importers_closure(impact.seeds)
+    _select(inp, graph, closure, tests, impact)
+    reasons = _reasons(inp, graph, closure, impact, patterns)
+    notes = _notes(impact, graph)
+    return Plan(
+        tests=tuple(sorted(impact.why)),
+        why=dict(sorted(impact.why.items())),
+        suite=tuple(sorted(tests)),
+        reasons=tuple(reasons),
+        notes=tuple(notes),
+    )
+
+
+# --- seeds ------------------------------------------------------------------------------------
+
+def _seed(inp: PlanInput, graph: ImportGraph) -> _Impact:
+    impact = _Impact()
+    packages = _Packages(inp.config, graph)
+    for change in inp.changes:
+        for path in change.paths:
+            _seed_path(inp.config, packages, path, impact)
+    return impact
+
+
+def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact) -> None:
+    if posixpath.basename(path) == CONFTEST:
+        impact.conftests.append(path)
+        return
+    name = module_name(config, path) if path.endswith(".py") else None
+    if name is not None:
+        impact.seeds.setdefault(name, path)
+    elif any(under(path, t) for t in (*config.tests, *config.fixtures)):
+        impact.test_data.append(path)
+    elif (package := packages.of(path)) is not None:
+        # Package data: whatever imports the package (the graph gives every module an edge
+        # to its parent packages, so importers of its submodules too) may read the file.
+        impact.seeds.setdefault(package, path)
+    else:
+        impact.inert.append(path)
+
+
+class _Packages:
+    """Which package a non-Python file belongs to: its folder's, when that folder is a regular
+    package or a namespace package something imports."""
+
+    def __init__(self, config: Config, graph: ImportGraph) -> None:
+        self.config, self.graph = config, graph
+
+    def of(self, path: str) -> str | None:
+        """The nearest enclosing package (``pkg/templates/page.html`` belongs to ``pkg``)."""
+        folder = posixpath.dirname(path)
+        while folder:
+            name = module_name(self.config, f"{folder}/__init__.py")
+            if name is not None and (name in self.graph.modules or name in self.graph.importers):
+                return name
+            folder = posixpath.dirname(folder)
+        return None
+
+
+# --- selection ---------------------------------------------------------------------------------
+
+def _select(
+    inp: PlanInput,
+    graph: ImportGraph,
+    closure: Mapping[str, str | None],
+    tests: set[str],
+    impact: _Impact,
+) -> None:
+    conftests: dict[str, tuple[str, ...]] = {path: (path,) for path in impact.conftests}
+    for name, path in graph.modules.items():
+        if name not in closure:
+            continue
+        if path in tests:
+            impact.offer(path, _chain_paths(graph, closure, name, impact.seeds))
+        elif path == CONFTEST or path.endswith("/" + CONFTEST):
+            # A conftest importing changed code changes the fixtures of every test below it.
+            conftests.setdefault(path, _chain_paths(graph, closure, name, impact.seeds))
+    ordered = sorted(tests)
+    for conftest, chain in conftests.items():
+        for test in _tests_under(ordered, posixpath.dirname(conftest)):
+            impact.offer(test, (test, *chain))
+    for data in impact.test_data:
+        # A data file in a test root is read by tests we cannot name: all of that root's. A
+        # fixture folder outside every test root feeds the whole suite.
+        roots = [t for t in inp.config.tests if under(data, t)] or list(inp.config.tests)
+        for root in roots:
+            for test in _tests_under(ordered, root):
+                impact.offer(test, (test, data))
+
+
+def _tests_under(ordered: list[str], folder: str) -> list[str]:
+    """The slice of the sorted test paths inside ``folder`` (the root for "" or ".")."""
+    if folder in ("", "."):
+        return ordered
+    prefix = folder.rstrip("/") + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, prefix[:-1] + chr(ord("/") + 1))
+    return ordered[start:end]
+
+
+def _chain_paths(
+    graph: ImportGraph, closure: Mapping[str, str | None], name: str, seeds: Mapping[str, str]
+) -> tuple[str, ...]:
+    """A module chain as repo paths, ending with the changed file (which may be the seed's own
+    file, a deleted module's old path, or a package data file)."""
+    modules = graph.chain(name, closure)
+    paths = [graph.modules.get(m, seeds.get(m, m)) for m in modules]
+    changed = seeds.get(modules[-1]) if modules else None
+    if changed is not None and (not paths or paths[-1] != changed):
+        paths.append(changed)
+    return tuple(paths)
+
+
+# --- reasons -----------------------------------------------------------------------------------
+
+def _reasons(
+    inp: PlanInput,
+    graph: ImportGraph,
+    closure: Mapping[str, str | None],
+    impact: _Impact,
+    patterns: tuple[str, ...],
+) -> list[Reason]:
+    reasons = _protected(inp, graph, closure, impact)
+    reasons += _root_conftest(inp, graph, closure, impact)
+    reasons += pytest_config_reasons(inp.pytest_changed)
+    reasons += dependency_reasons(inp.changes, inp.pytest_changed)
+    reasons += _deleted_tests(inp, patterns)
+    reasons += [
+        Reason("marker-added", Verdict.PROMOTE, m.describe() + ": a relabelled test hides "
+               "a failure; full suite required", path=m.path)
+        for m in inp.markers
+    ]
+    reasons += _escalations(graph, impact)
+    return reasons
+
+
+def _promote(code: str, detail: str, path: str | None = None) -> Reason:
+    return Reason(code=code, verdict=Verdict.PROMOTE, detail=detail, path=path)
+
+
+def _protected(
+    inp: PlanInput, graph: ImportGraph, closure: Mapping[str, str | None], impact: _Impact
+) -> list[Reason]:
+    """One reason per protected prefix the impact set touches, naming the shortest route."""
+    if not inp.config.protected:
+        return []
+    wanted = tuple(p.rstrip("/") for p in inp.config.protected)
+    touched: dict[str, str | None] = {p: None for c in inp.changes for p in c.paths}
+    for name in closure:
+        path = graph.modules.get(name)
+        if path is not None and path.startswith(wanted):
+            touched.setdefault(path, name)
+    touched.update({test: None for test in impact.why if test not in touched})
+    reasons = []
+    for prefix in inp.config.protected:
+        hits = [p for p in touched if under(p, prefix)]
+        if not hits:
+            continue
+        routes = [_route(p, touched[p], graph, closure, impact) for p in hits]
+        route = min(routes, key=lambda r: (len(r), r))
+        reasons.append(_promote(
+            "protected",
+            f"impact set reaches protected {prefix!r} ({len(hits)} file(s); "
+            f"{' -> '.join(route)})",
+            route[0],
+        ))
+    return reasons
+
+
+def _route(
+    path: str,
+    module: str | None,
+    graph: ImportGraph,
+    closure: Mapping[str, str | None],
+    impact: _Impact,
+) -> tuple[str, ...]:
+    if path in impact.why:
+        return impact.why[path]
+    if module is not None:
+        return _chain_paths(graph, closure, module, impact.seeds)
+    return (path,)
+
+
+def _root_conftest(
+    inp: PlanInput, graph: ImportGraph, closure: Mapping[str, str | None], impact: _Impact
+) -> list[Reason]:
+    """The root conftest can reshape collection of every test (hooks, plugins, deselection):
+    changed, or importing something changed, it needs the whole suite."""
+    if CONFTEST in impact.conftests:
+        return [_promote("root-conftest", "root conftest.py changed: it governs every "
+                         "test's collection; full suite required", CONFTEST)]
+    for name, path in graph.modules.items():
+        if path == CONFTEST and name in closure:
+            route = " -> ".join(_chain_paths(graph, closure, name, impact.seeds))
+            return [_promote("root-conftest", f"root conftest.py imports changed code "
+                             f"({route}); full suite required", CONFTEST)]
+    return []
+
+
+def _deleted_tests(inp: PlanInput, patterns: tuple[str, ...]) -> list[Reason]:
+    """A deleted test file, or one renamed to a name pytest does not collect, is a test that
+    no longer runs: the band cannot vouch for what it covered."""
+    reasons = []
+    for change in inp.changes:
+        old = change.old_path if change.status == RENAMED else change.path
+        if old is None or not is_test_file(old, inp.config, patterns):
+            continue
+        gone = change.status == DELETED or (
+            change.status == RENAMED and not is_test_file(change.path, inp.config, patterns)
+        )
+        if gone:
+            reasons.append(_promote("test-deleted", "test file deleted (or renamed out of "
+                                    "collection); full suite required", old))
+    return reasons
+
+
+def _escalations(graph: ImportGraph, impact: _Impact) -> list[Reason]:
+    """The graph could not tell what these files import: any changed code may reach them.
+    A patch that changes no code at all (docs only) impacts nothing whatever they import."""
+    if not _touches_code(impact):
+        return []
+    return [
+        _promote(e.code, f"{e.detail}: the import graph cannot tell what this file "
+                 "depends on; full suite required", e.path)
+        for e in graph.escalations
+    ]
+
+
+def _touches_code(impact: _Impact) -> bool:
+    return bool(impact.seeds or impact.conftests or impact.test_data or impact.why)
+
+
+def _notes(impact: _Impact, graph: ImportGraph) -> list[str]:
+    notes = list(graph.notes)
+    if impact.inert:
+        shown = ", ".join(sorted(impact.inert)[:5])
+        more = f" and {len(impact.inert) - 5} more" if len(impact.inert) > 5 else ""
+        notes.append(f"impacts no test (outside sources and tests): {shown}{more}")
+    if graph.escalations and not _touches_code(impact):
+        notes.append(f"{len(graph.escalations)} graph escalation(s) ignored: no code changed")
+    return notes

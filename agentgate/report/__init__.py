@@ -1,0 +1,1 @@
+"""Every rendering of a result: text, JSON, markdown, step summary."""

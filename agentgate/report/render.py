@@ -1,0 +1,156 @@
+"""Text, JSON and markdown renderings of one ``Result``.
+
+Plain text is built without rich so the commit hook never pays for importing it; rich only
+adds colour, and only on a TTY with ``NO_COLOR`` unset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from typing import Any, TextIO
+
+from agentgate.core.model import Result, Verdict
+
+
+class Format(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+_STYLE = {
+    Verdict.SCOPED: "bold green",
+    Verdict.PROMOTE: "bold yellow",
+    Verdict.FAILED: "bold red",
+    Verdict.SCOPE_ESCAPE: "bold magenta",
+    Verdict.BLOCKED: "bold red",
+}
+
+
+def safe(text: str) -> str:
+    """Make a path with undecodable bytes (surrogate escapes) printable: ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def to_json(result: Result) -> str:
+    """Indented two levels deep (one key, one test, one reason per line), compact below.
+
+    json's C encoder only runs without ``indent``, and a plan on a monorepo carries a chain
+    per test (thousands): the pure-Python indenting encoder was most of its JSON time."""
+    return _pretty(result.to_json(), 0)
+
+
+def _plain(value: Any) -> Any:
+    return _jsonable(value) if isinstance(value, set | frozenset | tuple) else value
+
+
+def _key(key: Any) -> str:
+    """A key as json.dumps writes one (it takes str, numbers, booleans and None)."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool | int | float):
+        return json.dumps(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _pretty(value: Any, depth: int) -> str:
+    value = _plain(value)
+    if depth >= 2 or not value or not isinstance(value, dict | list):
+        return _LEAF.encode(value)
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{inner}{_LEAF.encode(_key(k))}: {_pretty(v, depth + 1)}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    items = [f"{inner}{_pretty(v, depth + 1)}" for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{pad}]"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, set | frozenset | tuple):
+        return sorted(value) if isinstance(value, set | frozenset) else list(value)
+    return str(value)
+
+
+_LEAF = json.JSONEncoder(default=_jsonable)  # json's C encoder: no indent
+
+
+def text_lines(result: Result) -> list[str]:
+    lines = [f"agentgate {result.command}: {result.verdict} (exit {result.exit_code})"]
+    if result.base:
+        lines.append(f"  range: {_short(result.base)}...{_short(result.head)}")
+    elif result.head:
+        lines.append(f"  at: {_short(result.head)}")
+    for reason in result.reasons:
+        where = f" {safe(reason.path)}" if reason.path else ""
+        commit = f" [{reason.commit[:10]}]" if reason.commit else ""
+        lines.append(f"  {reason.verdict}: {reason.code}{commit}{where}: {safe(reason.detail)}")
+    lines.extend(f"  note: {safe(note)}" for note in result.notes)
+    lines.extend(_extra_lines(result))
+    return lines
+
+
+def _extra_lines(result: Result) -> list[str]:
+    lines: list[str] = []
+    for line in result.extra.get("text", []):
+        lines.append(f"  {safe(str(line))}")
+    return lines
+
+
+def _short(sha: str | None) -> str:
+    return sha[:10] if sha else "-"
+
+
+def markdown(result: Result) -> str:
+    out = [f"### agentgate {result.command}: `{result.verdict}` (exit {result.exit_code})", ""]
+    if result.base:
+        out += [f"Range `{_short(result.base)}...{_short(result.head)}`", ""]
+    if result.reasons:
+        out += ["| verdict | rule | path | detail |", "|---|---|---|---|"]
+        out += [
+            f"| {r.verdict} | `{r.code}` | {_md(r.path or '')} | {_md(r.detail)} |"
+            for r in result.reasons
+        ]
+        out.append("")
+    out += [f"- {_md(n)}" for n in result.notes]
+    # Commands supply whole markdown lines (tables, code fences): emitted as they are.
+    out += [str(line) for line in result.extra.get("markdown", [])]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md(text: str) -> str:
+    return safe(text).replace("|", "\\|").replace("\n", " ")
+
+
+def use_colour(stream: TextIO) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def emit(result: Result, fmt: Format | str = Format.TEXT, stream: TextIO | None = None) -> None:
+    out = stream or sys.stdout
+    fmt = Format(fmt)
+    if fmt is Format.JSON:
+        out.write(to_json(result) + "\n")
+    elif fmt is Format.MARKDOWN:
+        out.write(markdown(result))
+    elif use_colour(out):
+        _emit_rich(result, out)
+    else:
+        out.write("\n".join(text_lines(result)) + "\n")
+    out.flush()
+
+
+def _emit_rich(result: Result, out: TextIO) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=out, highlight=False)
+    lines = text_lines(result)
+    head = Text(lines[0])
+    head.stylize(_STYLE[result.verdict], len(f"agentgate {result.command}: "))
+    console.print(head)
+    for line in lines[1:]:
+        console.print(Text(line))

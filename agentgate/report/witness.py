@@ -1,0 +1,124 @@
+"""One summary per patch, for JSON, text and markdown, and the shadow-mode statistics."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import Any
+
+from agentgate.core.model import Reason, Verdict
+from agentgate.witness.select import (
+    AMBIENT_DRIFT,
+    ESCALATE,
+    FIXTURE_DRIFT,
+    FROZEN,
+    IMPACTED,
+    NEW,
+    SKIP,
+    WitnessPlan,
+)
+
+_LISTS = (
+    ("skipped", SKIP),
+    ("escalated", ESCALATE),
+    ("impacted", IMPACTED),
+    ("fixture_drift", FIXTURE_DRIFT),
+    ("ambient", AMBIENT_DRIFT),
+    ("frozen", FROZEN),
+    ("new", NEW),
+)
+
+
+def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
+    """``Result.extra["witness"]`` of plan and check."""
+    lists = {name: [d.nodeid for d in plan.labelled(label)] for name, label in _LISTS}
+    counts = {name: len(ids) for name, ids in lists.items()}
+    counts["shadowed"] = len(plan.shadow)
+    return {
+        "revision": plan.witness,
+        "age": {"commits": plan.age_commits, "seconds": _age(plan, now)},
+        "ambient_drift": plan.full_suite,
+        "ambient_reasons": list(plan.ambient_drift),
+        "counts": counts,
+        **lists,
+        "shadowed": list(plan.shadow),
+        "shadow_percent": plan.shadow_percent,
+        "patch_sha256": plan.patch_digest,
+        "reasons": {d.nodeid: f"{d.label}: {d.detail}" for d in plan.decisions if d.runs},
+        "notes": list(plan.notes),
+    }
+
+
+def _age(plan: WitnessPlan, now: float | None) -> int:
+    return max(0, int((time.time() if now is None else now) - plan.recorded_at))
+
+
+def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
+    data = to_json(plan, now=now)
+    counts = data["counts"]
+    lines = [
+        f"witness {plan.witness[:12]} ({plan.age_commits} commit(s), "
+        f"{_days(data['age']['seconds'])} old)",
+    ]
+    if plan.full_suite:
+        lines.append(f"ambient drift: the whole suite runs ({plan.ambient_drift[0]})")
+    lines.append(
+        "  " + ", ".join(f"{name.replace('_', ' ')} {counts[name]}" for name, _ in _LISTS)
+        + f", shadowed {counts['shadowed']} ({plan.shadow_percent:g}%)"
+    )
+    for decision in plan.decisions:
+        if decision.runs and decision.label != AMBIENT_DRIFT:
+            lines.append(f"  {decision.label} {decision.nodeid}: {decision.detail}")
+    return lines
+
+
+def markdown_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
+    data = to_json(plan, now=now)
+    counts = data["counts"]
+    lines = [
+        f"**Witness** `{plan.witness[:12]}` ({plan.age_commits} commit(s) old); "
+        f"ambient drift: {'yes' if plan.full_suite else 'no'}",
+        "",
+        "| skipped | shadowed | escalated | impacted | fixture drift | frozen | new |",
+        "|---|---|---|---|---|---|---|",
+        f"| {counts['skipped']} | {counts['shadowed']} | {counts['escalated']} | "
+        f"{counts['impacted']} | {counts['fixture_drift']} | {counts['frozen']} | "
+        f"{counts['new']} |",
+    ]
+    return lines
+
+
+def _days(seconds: int) -> str:
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
+
+
+def shadow_stats(
+    plan: WitnessPlan, failed_ids: Collection[str]
+) -> tuple[dict[str, Any], list[Reason]]:
+    """Shadow mode: how often the witness escalates, and whether a sampled test it said to
+    skip failed (``failed_ids``: the band's failures and errors) -- a witness bug, reported
+    as such."""
+    total = len(plan.decisions) or 1
+    escalated = len(plan.labelled(ESCALATE))
+    failed = set(failed_ids)
+    failures = sorted(n for n in plan.shadow if n in failed)
+    stats = {
+        "escalate_ratio": round(escalated / total, 4),
+        "shadow_sampled": len(plan.shadow),
+        "shadow_failures": failures,
+    }
+    reasons = [
+        Reason(
+            code="witness-shadow-failure",
+            verdict=Verdict.FAILED,
+            detail="the witness said this test could be skipped, yet it failed: a witness bug; "
+            "record the witness again and report it",
+            path=nodeid,
+        )
+        for nodeid in failures
+    ]
+    return stats, reasons

@@ -1,0 +1,1 @@
+"""Running the project's tests: interpreter, pinned environment, band, outcomes."""

@@ -1,0 +1,358 @@
+"""Running pytest for a selection -- the scoped band, the full suite, the property band -- in a
+clean tree of the pushed revision, and reading the outcome from JUnit XML.
+
+The code tested is the committed head, never the working tree: when the checkout is dirty or
+HEAD is not the head, a temporary ``git worktree`` of the head is used and removed after.
+The tree's own source roots come first on ``sys.path`` (``interp.test_env``), so neither an
+editable install of another checkout nor the caller's ``PYTHONPATH`` decides what is imported.
+The selection travels in a JSON file read by a two-line bootstrap that calls
+``pytest.main(args)``: no argument-length limit, and no dependence on pytest >= 8.2's
+``@argsfile`` in the project's environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgate.core.config import Config
+from agentgate.core.errors import AgentgateError
+from agentgate.git import gitio, worktrees
+from agentgate.run import interp
+
+# pytest.main reads its arguments from the JSON file named by argv[1].
+BOOTSTRAP = (
+    "import json, sys, pytest\n"
+    "args = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+    "raise SystemExit(pytest.main(args))\n"
+)
+NO_TESTS = 5  # pytest's "no tests collected": an empty selection is not a failure
+_TAIL = 40
+
+
+@dataclass(frozen=True)
+class Tree:
+    path: Path
+    worktree: bool  # a temporary worktree of head (the checkout was dirty or elsewhere)
+
+
+@contextlib.contextmanager
+def clean_tree(root: Path, head: str) -> Iterator[Tree]:
+    """The checkout itself when it is exactly ``head`` with nothing uncommitted (untracked
+    files count: an untracked module would be imported); otherwise a worktree of ``head``
+    that only this run uses (``worktrees``: cached per revision, reset and cleaned)."""
+    if gitio.head_sha(root) == head and gitio.is_clean(root):
+        yield Tree(root, worktree=False)
+        return
+    with worktrees.using_worktree(root, head) as path:
+        yield Tree(path, worktree=True)
+
+
+# --- one pytest run ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunSpec:
+    label: str  # "band", "full", "property", "property-marked", "shadow"
+    args: tuple[str, ...]  # selection and options for pytest
+    selected: int | None  # test files or node ids asked for; None for the whole suite
+    seed: int | None = None  # --hypothesis-seed passed to this run
+
+
+@dataclass(frozen=True)
+class RunResult:
+    label: str
+    selected: int | None
+    exit_code: int
+    duration: float
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    failed_ids: tuple[str, ...] = ()  # failures and errors not covered by a valid freeze
+    frozen_failed_ids: tuple[str, ...] = ()  # failures of frozen tests: reported, not counted
+    timed_out: bool = False
+    seed: int | None = None
+    output_tail: tuple[str, ...] = ()
+
+    @property
+    def green(self) -> bool:
+        if self.timed_out or self.failed_ids:
+            return False
+        # An empty selection of files may collect nothing; a whole suite that collects
+        # nothing ran no test at all, and that never counts as a pass.
+        passing = (0, NO_TESTS) if self.selected is not None else (0,)
+        return self.exit_code in passing or (self.exit_code == 1 and bool(
+            self.frozen_failed_ids))
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "label": self.label,
+            "selected": self.selected,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "failed_ids": list(self.failed_ids),
+            "frozen_failed_ids": list(self.frozen_failed_ids),
+            "exit_code": self.exit_code,
+            "duration_s": round(self.duration, 3),
+            "timed_out": self.timed_out,
+            "green": self.green,
+        }
+        if self.seed is not None:
+            data["hypothesis_seed"] = self.seed
+        if not self.green:
+            data["output_tail"] = list(self.output_tail)
+        return data
+
+
+@dataclass(frozen=True)
+class Runner:
+    """Everything one pytest run needs that does not change between the runs of a check."""
+
+    python: str
+    tree: Path
+    env: dict[str, str]
+    workdir: Path  # JUnit files, argument files, pytest and Hypothesis caches
+    timeout: int
+    frozen: frozenset[str] = frozenset()
+
+    def run(self, spec: RunSpec) -> RunResult:
+        junit = self.workdir / f"{spec.label}.xml"
+        argsfile = self.workdir / f"{spec.label}.args.json"
+        args = [
+            f"--junitxml={junit}",
+            "-o", "junit_family=xunit1",  # xunit1 carries each case's file: exact node ids
+            "-o", f"cache_dir={self.workdir / 'pytest-cache'}",  # never write into the tree
+            f"--rootdir={self.tree}",
+            *spec.args,
+        ]
+        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
+        log = self.workdir / f"{spec.label}.log"
+        start = time.monotonic()
+        code, timed_out = self._execute(argsfile, log)
+        duration = time.monotonic() - start
+        cases = parse_junit(junit) if junit.exists() else {}
+        return _result(spec, code, duration, cases, self.frozen, timed_out, _tail(log))
+
+    def _execute(self, argsfile: Path, log: Path) -> tuple[int, bool]:
+        cmd = [self.python, "-c", BOOTSTRAP, str(argsfile)]
+        with log.open("wb") as out:
+            try:
+                # A session of its own, so a timeout or Ctrl-C ends pytest's children too.
+                proc = subprocess.Popen(
+                    cmd, cwd=self.tree, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                )
+            except OSError as exc:
+                raise AgentgateError(
+                    f"cannot run the project's interpreter {self.python!r} ({exc}); "
+                    "set [tool.agentgate] python"
+                ) from None
+            try:
+                return proc.wait(timeout=self.timeout), False
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                return -1, True
+            finally:
+                if proc.poll() is None:
+                    _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _tail(log: Path) -> tuple[str, ...]:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    return tuple(text.splitlines()[-_TAIL:])
+
+
+# --- JUnit ------------------------------------------------------------------------------------
+
+_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def parse_junit(path: Path) -> dict[str, str]:
+    """Node id -> outcome (passed, skipped, failed, error). A test reported twice (a failure,
+    then an error in teardown) keeps its worst outcome."""
+    try:
+        tree = ET.parse(path)
+    except ET.ParseError as exc:
+        raise AgentgateError(f"pytest wrote unreadable JUnit XML ({exc})", exit_code=70) from None
+    cases: dict[str, str] = {}
+    for case in tree.iter("testcase"):
+        nodeid = nodeid_of(case.get("file"), case.get("classname", ""), case.get("name", ""))
+        outcome = _outcome(case)
+        if _RANK[outcome] >= _RANK[cases.get(nodeid, "passed")]:
+            cases[nodeid] = outcome
+    return cases
+
+
+def nodeid_of(file: str | None, classname: str, name: str) -> str:
+    """Rebuild pytest's node id from xunit1's file, classname and name attributes."""
+    if not file:
+        return f"{classname}::{name}" if classname else name
+    module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+    if not classname:
+        return file  # a collection error: the case is the file itself
+    rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+    parts = [file, *(rest.split(".") if rest else []), name]
+    return "::".join(parts)
+
+
+def _outcome(case: ET.Element) -> str:
+    tags = {child.tag for child in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    return "skipped" if "skipped" in tags else "passed"
+
+
+def _result(
+    spec: RunSpec,
+    code: int,
+    duration: float,
+    cases: dict[str, str],
+    frozen: frozenset[str],
+    timed_out: bool,
+    tail: tuple[str, ...],
+) -> RunResult:
+    bad = sorted(n for n, o in cases.items() if o in ("failed", "error"))
+    frozen_bad = tuple(n for n in bad if is_frozen(n, frozen))
+    counts = {o: sum(1 for v in cases.values() if v == o) for o in _RANK}
+    return RunResult(
+        label=spec.label, selected=spec.selected, exit_code=code, duration=duration,
+        passed=counts["passed"], failed=counts["failed"], errors=counts["error"],
+        skipped=counts["skipped"], failed_ids=tuple(n for n in bad if n not in frozen_bad),
+        frozen_failed_ids=frozen_bad, timed_out=timed_out, seed=spec.seed, output_tail=tail,
+    )
+
+
+def is_frozen(nodeid: str, frozen: frozenset[str]) -> bool:
+    """A freeze of ``test_x`` covers each of its parametrized cases ``test_x[...]``."""
+    return nodeid in frozen or nodeid.split("[", 1)[0] in frozen
+
+
+# --- a band: which runs a selection needs ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class BandSpec:
+    selection: tuple[str, ...] | None  # test files or node ids; None runs the whole suite
+    property_band: tuple[str, ...] = ()  # config: path prefixes, or "marker:NAME"
+    hypothesis_seed: int = 0
+    shadow: bool = False  # also run the full suite (when the band was not already it)
+
+
+@dataclass(frozen=True)
+class BandReport:
+    tree: str
+    worktree: bool
+    interpreter: str
+    pinned_env: dict[str, str]
+    runs: tuple[RunResult, ...] = field(default_factory=tuple)
+
+    def run(self, label: str) -> RunResult | None:
+        return next((r for r in self.runs if r.label == label), None)
+
+
+def property_split(entries: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Config ``property_band``: ``marker:NAME`` entries are pytest markers; anything else
+    is a path prefix (a folder or a file) relative to the repository root."""
+    markers = [e.split(":", 1)[1] for e in entries if e.startswith("marker:")]
+    paths = [e for e in entries if not e.startswith("marker:")]
+    return paths, markers
+
+
+def band_runs(spec: BandSpec, tree: Path) -> list[RunSpec]:
+    """The scoped band (or the full suite) less the property tests; the property tests on
+    their own with the pinned seed; the shadow full suite when asked."""
+    paths, markers = property_split(spec.property_band)
+    seed = spec.hypothesis_seed if spec.property_band else None
+    runs = [r for r in (_main_run(spec, paths, markers), *_property_runs(spec, paths, markers,
+            tree)) if r is not None]
+    if spec.shadow and spec.selection is not None:
+        runs.append(RunSpec("shadow", _seed_args(seed), None, seed))
+    return runs
+
+
+def _main_run(spec: BandSpec, paths: list[str], markers: list[str]) -> RunSpec | None:
+    deselect = ["-m", f"not ({' or '.join(markers)})"] if markers else []
+    if spec.selection is None:
+        ignores = [f"--ignore={p}" for p in paths]
+        return RunSpec("full", (*ignores, *deselect), None)
+    rest = [s for s in spec.selection if not _in_any(s, paths)]
+    if not rest:
+        return None
+    return RunSpec("band", (*deselect, *_as_args(rest)), len(rest))
+
+
+def _property_runs(
+    spec: BandSpec, paths: list[str], markers: list[str], tree: Path
+) -> list[RunSpec]:
+    seed_args = _seed_args(spec.hypothesis_seed)
+    runs: list[RunSpec] = []
+    if spec.selection is None:
+        present = [p for p in paths if (tree / p).exists()]
+        if present:
+            runs.append(RunSpec("property", (*seed_args, *present), None, spec.hypothesis_seed))
+        marked_sel: list[str] | None = None
+    else:
+        chosen = [s for s in spec.selection if _in_any(s, paths)]
+        if chosen:
+            runs.append(RunSpec("property", (*seed_args, *_as_args(chosen)), len(chosen),
+                                spec.hypothesis_seed))
+        marked_sel = [s for s in spec.selection if not _in_any(s, paths)]
+    if markers and (marked_sel is None or marked_sel):
+        ignores = [f"--ignore={p}" for p in paths] if marked_sel is None else []
+        select = _as_args(marked_sel) if marked_sel else []
+        runs.append(RunSpec(
+            "property-marked",
+            (*seed_args, "-m", " or ".join(markers), *ignores, *select),
+            len(marked_sel) if marked_sel is not None else None,
+            spec.hypothesis_seed,
+        ))
+    return runs
+
+
+def _seed_args(seed: int | None) -> tuple[str, ...]:
+    return () if seed is None else (f"--hypothesis-seed={seed}",)
+
+
+def _in_any(selected: str, prefixes: list[str]) -> bool:
+    path = selected.split("::", 1)[0]
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def _as_args(selection: Sequence[str]) -> list[str]:
+    """A path that starts like an option (``-x``) or an args file (``@f``) is made relative."""
+    return [f"./{s}" if s.startswith(("-", "@")) else s for s in selection]
+
+
+def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
+             frozen: frozenset[str] = frozenset()) -> BandReport:
+    """Run every pytest invocation the band needs, in ``tree``, under the project's python."""
+    python = interp.project_python(root, config)
+    pinned = config.pinned_env()
+    with worktrees.scratch_dir(root, "band") as workdir:
+        # Hypothesis' example database would replay old failures into a pinned-seed run.
+        env = interp.test_env(config, tree.path,
+                              extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
+        runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
+        results = tuple(runner.run(s) for s in band_runs(spec, tree.path))
+    return BandReport(str(tree.path), tree.worktree, python, pinned, results)

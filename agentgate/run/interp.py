@@ -1,0 +1,102 @@
+"""Which interpreter runs a project's tests, and the environment a test run is pinned to.
+
+Shared by the band, attribution and thaw drills so every run of a project's tests agrees on
+the interpreter, the pinned ambient inputs, and which tree's code is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from agentgate.core.config import Config
+from agentgate.core.errors import ConfigError
+from agentgate.git import gitio
+
+
+def project_python(root: Path, config: Config) -> str:
+    """Config ``python``, else ``$VIRTUAL_ENV``, else ``.venv``, else ``python3`` on PATH.
+
+    ``python3`` is looked up with agentgate's own virtualenv (pre-commit's isolated hook
+    environment, for one) taken off PATH: that environment has agentgate, not the project's
+    dependencies.
+    """
+    if config.python:
+        return _configured(root, config.python)
+    for venv in (os.environ.get("VIRTUAL_ENV"), str(root / ".venv")):
+        if venv and not _is_own_env(Path(venv)):
+            candidate = Path(venv) / "bin" / "python"
+            if candidate.exists():
+                return str(candidate)
+    found = shutil.which("python3", path=_path_without_own_env())
+    return found or sys.executable
+
+
+def _configured(root: Path, value: str) -> str:
+    path = Path(value)
+    if not path.is_absolute() and "/" in value:
+        path = root / path
+    resolved = str(path) if path.exists() else shutil.which(value)
+    if resolved is None:
+        raise ConfigError(
+            f"[tool.agentgate] python = {value!r} was not found; set it to an interpreter path"
+        )
+    return resolved
+
+
+def _in_venv() -> bool:
+    return sys.prefix != sys.base_prefix
+
+
+def _is_own_env(venv: Path) -> bool:
+    """Whether ``venv`` is the isolated env agentgate itself runs in (not the project's)."""
+    if not _in_venv() or not os.environ.get("PRE_COMMIT"):
+        return False
+    try:
+        return venv.resolve() == Path(sys.prefix).resolve()
+    except OSError:
+        return False
+
+
+def _path_without_own_env() -> str:
+    entries = os.environ.get("PATH", "").split(os.pathsep)
+    if not _in_venv() or not os.environ.get("PRE_COMMIT"):
+        return os.pathsep.join(entries)
+    own = Path(sys.prefix).resolve()
+    kept = [e for e in entries if e and not _under(Path(e), own)]
+    return os.pathsep.join(kept)
+
+
+def _under(path: Path, parent: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(parent)
+    except OSError:
+        return False
+
+
+def source_paths(tree: Path, config: Config) -> list[str]:
+    """The tree's own source roots, first on ``sys.path`` so its code is the code imported
+    (an editable install of another checkout comes later on the path and never wins)."""
+    return [str((tree / src).resolve()) for src in config.sources]
+
+
+def test_env(
+    config: Config, tree: Path, *, seed: int | None = None, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The environment for running a tree's tests: pinned ambient inputs, the tree's code
+    first on the path, git's hook variables stripped, no user site-packages."""
+    env = gitio.no_git_env()
+    env.update(config.pinned_env())
+    if seed is not None:
+        env["PYTHONHASHSEED"] = str(seed)
+    env["PYTHONPATH"] = os.pathsep.join(source_paths(tree, config))
+    env["PYTHONNOUSERSITE"] = "1"
+    # The caller's interpreter and pytest settings are not the project's: a startup file, a
+    # safe-path flag or extra addopts would change what runs and what is imported.
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSAFEPATH", "PYTHONSTARTUP",
+                 "PYTHONINSPECT"):
+        env.pop(name, None)
+    env.update(extra or {})
+    return env

@@ -1,0 +1,274 @@
+"""The skip gate: given a witness recorded at W and a patch, what runs and what is skipped.
+
+Every witnessed test gets exactly one label, the first that applies:
+
+- ``run:frozen`` -- in the freeze ledger: it runs, and is never shadow-sampled;
+- ``run:ambient-drift`` -- the patch (or the machine) changed the ambient environment:
+  the whole suite runs;
+- ``escalate:incomplete-witness`` -- the test did what the witness cannot follow
+  (subprocess, socket, ctypes, a failure when recorded): it runs;
+- ``run:fixture-drift`` -- a conftest.py above it, or fixture data it read, changed;
+- ``run:impacted`` -- a block it executed, the module level of a file it touched, a file it
+  read or a folder it listed changed in W...HEAD (changes between W and the base count);
+- ``skip:witnessed`` -- none of that: the witness vouches for it.
+
+Tests the witness does not know run as ``run:new``. No usable witness means ``None``: the
+caller falls back to the import-closure band and never skips anything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentgate.core.config import Config
+from agentgate.git import gitio
+from agentgate.run import interp
+from agentgate.witness import ambient, presence, record, shadow
+from agentgate.witness import depgraph as graph
+from agentgate.witness.blocks import DIR, MODULE, WHOLE
+from agentgate.witness.depgraph import TestEntry, Unit, Witness
+from agentgate.witness.patch import Patch, compute
+from agentgate.witness.store import Store, StoreError, commits_between, newest_usable
+
+ESCALATE = "escalate:incomplete-witness"
+IMPACTED = "run:impacted"
+FIXTURE_DRIFT = "run:fixture-drift"
+AMBIENT_DRIFT = "run:ambient-drift"
+FROZEN = "run:frozen"
+NEW = "run:new"
+SKIP = "skip:witnessed"
+LABELS = (ESCALATE, IMPACTED, FIXTURE_DRIFT, AMBIENT_DRIFT, FROZEN, NEW, SKIP)
+
+
+@dataclass(frozen=True)
+class Decision:
+    nodeid: str  # a node id, or a test file path for file-level decisions
+    label: str
+    detail: str = ""
+
+    @property
+    def runs(self) -> bool:
+        return self.label != SKIP
+
+
+@dataclass(frozen=True)
+class WitnessPlan:
+    witness: str
+    recorded_at: float
+    age_commits: int
+    decisions: tuple[Decision, ...]
+    selection: tuple[str, ...]  # pytest arguments: node ids and whole test files
+    shadow: tuple[str, ...]  # skipped node ids that run anyway, to audit the witness
+    ambient_drift: tuple[str, ...]  # why the whole suite runs (empty: it does not)
+    patch_digest: str
+    shadow_percent: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def full_suite(self) -> bool:
+        return bool(self.ambient_drift)
+
+    @property
+    def run_args(self) -> tuple[str, ...]:
+        """What the band passes to pytest: the selection and the shadow sample."""
+        return self.selection + self.shadow
+
+    def labelled(self, label: str) -> list[Decision]:
+        return [d for d in self.decisions if d.label == label]
+
+
+def evaluate(
+    root: Path,
+    config: Config,
+    *,
+    base: str,
+    head: str,
+    frozen: frozenset[str] = frozenset(),
+    notes: list[str] | None = None,
+    check_env: bool = True,
+) -> WitnessPlan | None:
+    """The witnessed plan for base...head, or None (with the reason in ``notes``)."""
+    said = notes if notes is not None else []
+    try:
+        found = _find(root, base, head, said)
+    except StoreError as exc:
+        said.append(f"witness not used: {exc.message}")
+        return None
+    if found is None:
+        return None
+    witness, merge_base = found
+    witnessed = {p for n in witness.nodes.values() for p, _ in n.units}
+    patch = compute(root, witness.sha, head, config, witnessed)
+    drift = list(patch.ambient) + _machine_drift(root, config, witness, check_env)
+    decisions = classify(witness, patch, config=config, frozen=frozen, drift=tuple(drift))
+    digest = shadow.patch_digest(patch_diff(root, merge_base, head))
+    skipped = [d.nodeid for d in decisions if d.label == SKIP]
+    return WitnessPlan(
+        witness=witness.sha,
+        recorded_at=witness.recorded_at,
+        age_commits=commits_between(root, witness.sha, merge_base),
+        decisions=tuple(decisions),
+        selection=() if drift else selection(decisions, patch, witness),
+        shadow=shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen),
+        ambient_drift=tuple(drift),
+        patch_digest=digest,
+        shadow_percent=config.shadow_percent,
+        notes=tuple(said),
+    )
+
+
+def _find(root: Path, base: str, head: str, notes: list[str]) -> tuple[Witness, str] | None:
+    store = Store.for_repo(root)
+    if not store.exists():
+        notes.append(presence.NO_STORE)
+        return None
+    merge_base = gitio.merge_base(root, base, head)
+    entry, note = newest_usable(root, store, merge_base)
+    notes.append(note)
+    witness = store.load(entry.sha) if entry else None
+    if witness is None or not witness.tests:
+        return None
+    return witness, merge_base
+
+
+def patch_diff(root: Path, merge_base: str, head: str) -> bytes:
+    """The patch's text, independent of the user's diff settings."""
+    return gitio.run(
+        root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
+        "--src-prefix=a/", "--dst-prefix=b/", merge_base, head, "--",
+    )
+
+
+def _machine_drift(root: Path, config: Config, witness: Witness, check_env: bool) -> list[str]:
+    now = ambient.expected(interp.test_env(config, root), config.ambient)
+    reasons = ambient.env_drift(witness.ambient, now)
+    if check_env and witness.env:
+        current = record.env_fingerprint(interp.project_python(root, config))
+        if current and current != witness.env:
+            reasons.append("the interpreter or installed packages differ from the recording's")
+    return reasons
+
+
+def classify(
+    witness: Witness,
+    patch: Patch,
+    *,
+    config: Config,
+    frozen: frozenset[str] = frozenset(),
+    drift: tuple[str, ...] = (),
+) -> list[Decision]:
+    """One decision per witnessed test still present, then the files the witness lacks."""
+    seeds = {}
+    for key, node in witness.nodes.items():
+        why = hit(node.units, patch.changed)
+        if why:
+            seeds[key] = why
+    tainted = graph.spread(witness.nodes, seeds)
+    decisions = []
+    for test in witness.tests.values():
+        if patch.test_files.get(test.file) == "deleted":
+            continue
+        label, detail = _label(test, patch, tainted, config, frozen, drift)
+        decisions.append(Decision(test.nodeid, label, detail))
+    unknown = sorted(frozen - set(witness.tests))
+    decisions += [Decision(n, FROZEN, "in the freeze ledger (not in the witness)") for n in unknown]
+    return decisions + _file_decisions(witness, patch)
+
+
+def _label(
+    test: TestEntry,
+    patch: Patch,
+    tainted: dict[str, str],
+    config: Config,
+    frozen: frozenset[str],
+    drift: tuple[str, ...],
+) -> tuple[str, str]:
+    if test.nodeid in frozen:
+        return FROZEN, "in the freeze ledger"
+    if drift:
+        return AMBIENT_DRIFT, drift[0]
+    if test.incomplete:
+        return ESCALATE, test.incomplete
+    conftest = next((d for d in patch.conftest_dirs if _under(test.file, d)), None)
+    if conftest is not None:
+        return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"
+    if patch.pytest_config:
+        return IMPACTED, "pytest configuration changed"
+    why = hit(test.units, patch.changed)
+    if why is None:
+        why = next((tainted[d] for d in sorted(test.deps) if d in tainted), None)
+    if why is None:
+        return SKIP, ""
+    if any(_under(why, f) for f in config.fixtures):
+        return FIXTURE_DRIFT, why
+    return IMPACTED, why
+
+
+def hit(units: frozenset[Unit], changed: dict[str, frozenset[str]]) -> str | None:
+    """The first changed unit among ``units``, as ``path`` or ``path::block``."""
+    for path, name in sorted(units):
+        names = changed.get(path)
+        if not names:
+            continue
+        if MODULE in names and name != DIR:
+            return path if name in (MODULE, WHOLE) else f"{path} (module level)"
+        if name == WHOLE and names - {DIR}:
+            return path
+        if name in names:
+            return f"{path}/ (listing)" if name == DIR else f"{path}::{name}"
+    return None
+
+
+def _file_decisions(witness: Witness, patch: Patch) -> list[Decision]:
+    out = []
+    for path, kind in sorted(patch.test_files.items()):
+        if kind == "added" or (kind == "module" and path not in witness.collected):
+            out.append(Decision(path, NEW, "test file not in the witness"))
+        elif kind == "module":
+            known = {_base_id(t.nodeid) for t in witness.tests.values() if t.file == path}
+            out.extend(
+                Decision(f"{path}::{name}", NEW, "test not in the witness")
+                for name in patch.new_tests.get(path, ())
+                if f"{path}::{name}" not in known
+            )
+    for path in sorted(witness.collect_errors):
+        if patch.test_files.get(path) != "deleted":
+            out.append(Decision(path, ESCALATE, "did not collect when the witness was recorded"))
+    return out
+
+
+def selection(decisions: list[Decision], patch: Patch, witness: Witness) -> tuple[str, ...]:
+    """pytest arguments for every decision that runs. A test file whose module level
+    changed runs whole (its tests may have new ids); an impacted parametrized test runs
+    all its parameters (its ids may have changed with its data)."""
+    whole = {p for p, kind in patch.test_files.items() if kind in ("added", "module")}
+    whole |= {d.nodeid for d in decisions if d.runs and "::" not in d.nodeid}
+    chosen: dict[str, None] = dict.fromkeys(sorted(whole))
+    for decision in decisions:
+        if not decision.runs or "::" not in decision.nodeid:
+            continue
+        if decision.nodeid.split("::", 1)[0] in whole:
+            continue
+        exact = decision.label == FROZEN
+        chosen.setdefault(decision.nodeid if exact else _base_id(decision.nodeid), None)
+    return tuple(chosen)
+
+
+def _base_id(nodeid: str) -> str:
+    """The node id without its parameters: ``path::test[1-2]`` -> ``path::test``."""
+    head, sep, rest = nodeid.partition("::")
+    return head + sep + rest.split("[", 1)[0]
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder == "." or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def age_seconds(plan: WitnessPlan) -> float:
+    return max(0.0, time.time() - plan.recorded_at)
