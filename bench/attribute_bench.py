@@ -7,7 +7,7 @@ in the same process and one after another, times:
   with ``--serial`` and with ``--jobs J``, cached worktrees (the first, cold, run is reported
   on its own);
 - a bash ``for`` loop running the very same 2N pytest command lines (built by
-  ``attribution_runs.pytest_args``/``run_env``) serially, and the same lines through
+  ``attribution.runs.pytest_args``/``run_env``) serially, and the same lines through
   ``xargs -P J``.
 
 The difference is attribute's own cost: git, worktree refresh, JUnit parsing, statistics.
