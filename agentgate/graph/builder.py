@@ -25,7 +25,7 @@ from agentgate.graph.expand import Expansions
 from agentgate.graph.resolve import Roots, name_in, resolve
 from agentgate.graph.reverse import TYPECODE, Reverse
 from agentgate.graph.scan import scan_sources
-from agentgate.graph.types import Tree
+from agentgate.graph.types import Listing
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -43,7 +43,7 @@ _LINK = "L:"  # a symlink's record in the blob store: its target
 Escalations = tuple[tuple[str, str], ...]
 
 
-def list_tree(root: Path, tree: str, rooted: Roots, old: Mapping[str, Any]) -> Tree:
+def list_tree(root: Path, tree: str, rooted: Roots, old: Mapping[str, Any]) -> Listing:
     """Every Python file and symlink under the roots in ``tree``. ``old`` is the last build
     (graph_cache.Cache.previous): when it was made under the same roots its listing is
     patched with the files that differ between its tree and this one; otherwise, or when
@@ -58,7 +58,7 @@ def list_tree(root: Path, tree: str, rooted: Roots, old: Mapping[str, Any]) -> T
     return _listed(root, tree, rooted)
 
 
-def _patched(old: Mapping[str, Any], changes: Iterable[Change], rooted: Roots) -> Tree:
+def _patched(old: Mapping[str, Any], changes: Iterable[Change], rooted: Roots) -> Listing:
     python: dict[str, str] = dict(old["blobs"])
     names: dict[str, str] = dict(old["names"])
     links = {p: blob for p, (blob, _) in old["links"].items()}
@@ -79,10 +79,10 @@ def _patched(old: Mapping[str, Any], changes: Iterable[Change], rooted: Roots) -
     if added:  # ls-tree's order: by the path's bytes
         python = dict(sorted(python.items(), key=lambda item: os.fsencode(item[0])))
         names = {p: names[p] for p in python}
-    return Tree(python, names, links)
+    return Listing(python, names, links)
 
 
-def _listed(root: Path, tree: str, rooted: Roots) -> Tree:
+def _listed(root: Path, tree: str, rooted: Roots) -> Listing:
     out = gitio.run(root, "ls-tree", "-r", "-z", "--full-tree", tree)
     # decoded as gitio decodes every path (os.fsdecode), so the paths of a diff, of a
     # patched listing and of this one are the same strings, and odd bytes round-trip
@@ -96,7 +96,7 @@ def _listed(root: Path, tree: str, rooted: Roots) -> Tree:
             del python[path]
         else:
             names[path] = name
-    return Tree(python, names, links)
+    return Listing(python, names, links)
 
 
 def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
@@ -116,7 +116,7 @@ def context_of(rooted: Roots) -> tuple[Any, ...]:
 class Builder:
     """Patches the last build (or an empty graph) into the graph of ``tree``."""
 
-    def __init__(self, root: Path, rooted: Roots, tree: Tree, cache: Cache,
+    def __init__(self, root: Path, rooted: Roots, tree: Listing, cache: Cache,
                  old: Mapping[str, Any]) -> None:
         self.root, self.rooted, self.tree, self.cache = root, rooted, tree, cache
         same_roots = old.get("context") == context_of(rooted)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from agentgate.graph.resolve import Roots
-    from agentgate.graph.types import Tree
+    from agentgate.graph.types import Listing
 
 
 class Expansions:
@@ -61,7 +61,7 @@ class Expansions:
         return found
 
 
-def link_escalations(tree: Tree, links: Mapping[str, tuple[str, str]]) -> list[tuple[str, str]]:
+def link_escalations(tree: Listing, links: Mapping[str, tuple[str, str]]) -> list[tuple[str, str]]:
     """(path, detail) of symlinks that lead to Python code or out of the tree: the graph
     does not follow them, so what is imported through them is invisible."""
     found: list[tuple[str, str]] = []

@@ -28,8 +28,8 @@ class Escalation:
 
 
 @dataclass(frozen=True)
-class Tree:
-    """One revision's listing under the source and test roots."""
+class Listing:
+    """The Python files and symlinks of one revision under the source and test roots."""
 
     python: dict[str, str]  # path -> blob, Python files under the roots
     names: dict[str, str]  # path -> module name
