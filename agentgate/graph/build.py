@@ -1,10 +1,10 @@
-"""The import graph of one revision, and its reverse closure.
+"""Building the import graph of one revision from git (the value types are in graph.types).
 
 ``build(root, config, rev)`` reads the tree at ``rev`` from git, never the working tree:
 one ``git ls-tree`` lists every file with its blob id, the cache under
-``.git/agentgate/graph`` (graph_cache) says which blobs it has seen, and only the others are
-read, in one ``git cat-file --batch``, and scanned (imports_scan); the cached graph is then
-patched (graph_build). The graph over-approximates: when it cannot tell -- a computed
+``.git/agentgate/graph`` (graph.cache) says which blobs it has seen, and only the others are
+read, in one ``git cat-file --batch``, and scanned (graph.scan); the cached graph is then
+patched (graph.builder). The graph over-approximates: when it cannot tell -- a computed
 dynamic import, a file that does not parse or is not UTF-8, a relative import above the
 top, a symlink into the code -- it says so in ``escalations`` and never guesses small.
 """

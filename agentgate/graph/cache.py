@@ -5,7 +5,7 @@ version, the interpreter (marshal's format is the interpreter's), the payload's 
 its SHA-256:
 
 - ``graph.bin``, read by every build: the assembled graph of the last build -- the tree it
-  is the graph of, each path's module name, the reversed edges (graph_reverse) and the
+  is the graph of, each path's module name, the reversed edges (graph.reverse) and the
   escalations. A plan of a tree the cache already describes reads nothing else;
 - ``state.bin``, read only when a build has to patch the graph into another tree's: per
   path the blob it came from and what scanning it escalated, each module's edges, the
@@ -61,9 +61,9 @@ HOT_SHAPE: dict[str, type] = {
     "tops": frozenset,  # top-level names, which decide what counts as internal
     "names": dict,  # path -> module name of every Python file
     "modules": dict,  # module -> path
-    "nodes": list,  # graph_reverse.Reverse: the name table
-    "flat": bytes,  # graph_reverse.Reverse.pack: every name's importers' ids, row after row
-    "starts": bytes,  # graph_reverse.Reverse.pack: where each name's row starts
+    "nodes": list,  # graph.reverse.Reverse: the name table
+    "flat": bytes,  # graph.reverse.Reverse.pack: every name's importers' ids, row after row
+    "starts": bytes,  # graph.reverse.Reverse.pack: where each name's row starts
     "reported": tuple,  # ((path, code, detail), ...): the graph's escalations, sorted
 }
 STATE_SHAPE: dict[str, type] = {

@@ -177,7 +177,7 @@ class Reverse(Mapping[str, tuple[str, ...]]):
         index = self.index
         return [i for name in names if (i := index.get(name)) is not None]
 
-    # --- patching (graph_build) ------------------------------------------------------------
+    # --- patching (graph.builder) ------------------------------------------------------------
 
     def put(self, name: str, importers: Iterable[str]) -> None:
         """Set the importers of ``name`` (none: it drops out of the mapping)."""

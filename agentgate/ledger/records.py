@@ -2,7 +2,7 @@
 
 A quarantine list without an expiry becomes a permanent exemption, so every record carries
 evidence that the failure pre-dates the patch, an owner, an expiry no further out than
-``max_freeze_days``, and a drill that can prove the test stable again (``ledger_drill``).
+``max_freeze_days``, and a drill that can prove the test stable again (``flows.thaw``).
 ``check`` is a precondition of plan/check and runs in the commit hook: it reads JSON and
 test files' syntax trees only, never collects tests, and imports nothing heavy.
 """
