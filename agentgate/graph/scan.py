@@ -8,7 +8,7 @@ on that line is re-read (a regex for the one-line forms, tokenize + ``ast`` for 
 keep the full name, and the top-levels are cross-checked against grimp's. A mismatch, a file
 that mentions ``importlib``, ``__import__`` or ``pytest_plugins`` (a substring prefilter:
 17 of sympy's 1,543 files), and every file when grimp is missing or misbehaves, go through
-one exact ``ast`` pass instead (graph_ast), which also finds the dynamic imports.
+one exact ``ast`` pass instead (graph.scan_ast), which also finds the dynamic imports.
 
 Raw records are strings, independent of where the file lives:
 ``a.b`` (``import a.b``, ``import_module("a.b")``), ``a.b:c,d`` (``from a.b import c, d``),
