@@ -115,3 +115,45 @@ def test_malformed_pytest_ini_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("testpaths = nosection\n")
     with pytest.raises(ConfigError, match=r"pytest\.ini: malformed INI"):
         config.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("manifest", '"../../outside.sha256"'),
+        ("ledger", '"/tmp/freezes"'),
+        ("scope_file", '"docs/../../scope"'),
+        ("fixtures", '["tests/fixtures", "../shared/fixtures"]'),
+        ("sources", '["C:/src"]'),
+        ("property_band", '["marker:slow", "../props"]'),
+    ],
+)
+def test_a_path_key_outside_the_repository_is_a_config_error(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    # Attack (issue 11): a committed config points a trust file or a folder agentgate
+    # writes to outside the repository.
+    (tmp_path / "pyproject.toml").write_text(f"[tool.agentgate]\n{key} = {value}\n")
+    with pytest.raises(ConfigError, match=f"'{key}' must name a path inside the repository"):
+        config.load(tmp_path)
+
+
+def test_paths_inside_the_repository_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.agentgate]\nmanifest = "meta/../meta/fixtures.sha256"\n'
+        'property_band = ["marker:slow", "tests/props"]\nsources = ["."]\n'
+    )
+    loaded = config.load(tmp_path)
+    assert (loaded.manifest, loaded.property_band, loaded.sources) == (
+        "meta/../meta/fixtures.sha256", ("marker:slow", "tests/props"), (".",))
+
+
+def test_init_refuses_a_manifest_outside_and_writes_nothing_there(app_repo: GitRepo) -> None:
+    outside = app_repo.path.parent / "outside.sha256"
+    app_repo.write("pyproject.toml", '[tool.agentgate]\nmanifest = "../outside.sha256"\n')
+    for args in (("init",), ("fixtures", "record")):
+        proc = run_agentgate(*args, cwd=app_repo.path)
+        assert proc.returncode == 64, proc.stderr
+        assert "'manifest' must name a path inside the repository" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert not outside.exists()

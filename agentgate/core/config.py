@@ -94,6 +94,11 @@ class Config:
 _STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all")
 _LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient")
 _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
+# Keys naming places in the repository. agentgate writes to some of them (``fixtures record``,
+# ``freeze``, ``init``) and trusts all of them, so a committed config must not point them
+# outside the repository (issue 11: ``manifest = "../../x"`` made ``init`` write there).
+_REPO_PATH_KEYS = ("scope_file", "manifest", "ledger", "fixtures", "protected", "tests",
+                   "sources", "property_band")
 _AGENT_KEYS = ("env", "identities", "trailers", "defaults")
 KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents"))
 
@@ -150,6 +155,37 @@ def _validate(section: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def _convert(key: str, value: Any) -> tuple[Any, str | None]:
+    converted, problem = _convert_type(key, value)
+    if problem is None and key in _REPO_PATH_KEYS:
+        problem = _outside(key, converted)
+    return converted, problem
+
+
+def _outside(key: str, value: str | tuple[str, ...]) -> str | None:
+    """A problem when a path key names a place outside the repository."""
+    for path in (value,) if isinstance(value, str) else value:
+        if key == "property_band" and path.startswith("marker:"):
+            continue
+        if not repo_relative(path):
+            return (f"{key!r} must name a path inside the repository, relative to its root "
+                    f"(got {path!r})")
+    return None
+
+
+def repo_relative(path: str) -> bool:
+    """Whether ``path`` is relative and stays inside the folder it is relative to."""
+    text = path.replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):  # POSIX or drive-absolute
+        return False
+    depth = 0
+    for part in text.split("/"):
+        depth += -1 if part == ".." else 0 if part in ("", ".") else 1
+        if depth < 0:
+            return False
+    return True
+
+
+def _convert_type(key: str, value: Any) -> tuple[Any, str | None]:
     if key in _STR_KEYS:
         ok = isinstance(value, str) and value != ""
         return value, None if ok else f"{key!r} must be a non-empty string"
