@@ -234,7 +234,8 @@ def test_configured_maximum_applies(app_repo: GitRepo) -> None:
     assert _codes(app_repo) == ["ledger-too-long"]
 
 
-def test_maximum_counts_from_the_last_renewal(app_repo: GitRepo) -> None:
+def test_maximum_counts_from_the_first_freeze_not_the_renewal(app_repo: GitRepo) -> None:
+    # Attack (issue 11): a renewal that restarts the clock keeps a test frozen for ever.
     write_freeze(
         app_repo,
         TAX,
@@ -242,6 +243,21 @@ def test_maximum_counts_from_the_last_renewal(app_repo: GitRepo) -> None:
         frozen_at="2025-12-01",
         renewed_at="2026-01-05",
         freeze_until="2026-02-01",
+    )
+    reasons = _check(app_repo)
+    assert [r.code for r in reasons] == ["ledger-too-long"]
+    assert "from its first freeze on 2025-12-01" in reasons[0].detail
+    assert "re-attribute" in reasons[0].detail
+
+
+def test_a_renewal_within_the_maximum_is_valid(app_repo: GitRepo) -> None:
+    write_freeze(
+        app_repo,
+        TAX,
+        today=TODAY,
+        frozen_at="2025-12-20",
+        renewed_at="2026-01-05",
+        freeze_until="2026-01-19",
     )
     assert _check(app_repo) == []
 

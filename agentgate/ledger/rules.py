@@ -240,18 +240,21 @@ def _dates(data: dict[str, Any], ctx: Context) -> list[Problem]:
     if frozen_at is None or until is None:
         return []
     renewed = parse_date(data.get("renewed_at"))
-    start = renewed or frozen_at
     wrong = _date_order(frozen_at, renewed, until, ctx.today)
     if wrong:
         return [Problem("ledger-dates", f"{wrong}; fix the dates")]
     if ctx.today > until:
         return [Problem("ledger-expired", f"freeze expired on {until.isoformat()} and is no "
                         f"longer honoured; {_after_expiry(data)}")]
-    if (until - start).days > ctx.max_days:
-        limit = date.fromordinal(start.toordinal() + ctx.max_days).isoformat()
-        return [Problem("ledger-too-long", f"freeze runs {(until - start).days} days from "
-                        f"{start.isoformat()}, more than max_freeze_days = {ctx.max_days}; "
-                        f"set freeze_until to {limit} or earlier")]
+    # The cap counts from the first freeze, renewals included (issue 11): a renewal that
+    # restarted the clock let a record stay frozen for years on drills alone. Past the cap
+    # the failure needs fresh evidence, a new attribution.
+    if (until - frozen_at).days > ctx.max_days:
+        limit = date.fromordinal(frozen_at.toordinal() + ctx.max_days).isoformat()
+        return [Problem("ledger-too-long", f"freeze runs {(until - frozen_at).days} days "
+                        f"from its first freeze on {frozen_at.isoformat()}, more than "
+                        f"max_freeze_days = {ctx.max_days}; set freeze_until to {limit} or "
+                        f"earlier, or re-attribute the test for a new freeze")]
     return []
 
 
