@@ -1,0 +1,138 @@
+"""pytest plugin: each test's outcome as agentgate itself saw it, not as the harness reports it.
+
+A patch can make a red band look green without touching the code under test: a conftest
+hookwrapper on ``pytest_runtest_makereport`` that turns a failure into a pass, a wrapper
+around ``pytest_runtest_call`` that swallows the exception, ``__test__ = False``, a
+``pytest_collection_modifyitems`` that deselects the test, or code that ends the process early
+with status 0 (issue 11). JUnit XML and the exit status are what the harness chose to say.
+
+This plugin records, per node id, what happened in setup, call and teardown from wrappers
+registered ``trylast`` (the innermost wrappers: they see the exception before any wrapper
+a conftest registers without ``trylast`` can swallow it), what pytest finally reported, which
+tests were collected and deselected, and whether the session finished at all. agentgate reads
+the file and accounts for every test it selected (``agentgate.run.accounting``).
+
+Self-contained on purpose: stdlib and pytest only, no ``agentgate`` import, so the band can
+load a copy of this file into the project's interpreter (``-p _agentgate_outcomes``) even when
+agentgate is installed only in pre-commit's environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+OPTION = "--agentgate-outcomes"
+FORMAT = 1
+_KEY = pytest.StashKey["Outcomes"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("agentgate").addoption(
+        OPTION, dest="agentgate_outcomes", default=None, metavar="PATH",
+        help="agentgate: write each test's raw and reported outcome to PATH (JSON)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("agentgate_outcomes")
+    if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
+        outcomes = Outcomes(str(path))
+        config.stash[_KEY] = outcomes
+        config.pluginmanager.register(outcomes, "agentgate-outcomes")
+
+
+def phase_outcome(exc: BaseException | None) -> str:
+    """What one phase ended with, from the exception itself (never from a report)."""
+    if exc is None:
+        return "passed"
+    if isinstance(exc, pytest.skip.Exception):
+        return "skipped"
+    if isinstance(exc, pytest.xfail.Exception):
+        return "xfailed"
+    if isinstance(exc, pytest.exit.Exception | KeyboardInterrupt | SystemExit):
+        return "exit"
+    return "failed"
+
+
+class Outcomes:
+    """Registered only when ``--agentgate-outcomes`` is given."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.tests: dict[str, dict[str, str]] = {}
+        self.collected: list[str] = []
+        self.deselected: list[str] = []
+        self.finished = False
+        self.exitstatus: int | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self) -> None:
+        self._write()  # a file that says "not finished" until the session really ends
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        return (yield from self._phase(item, "setup"))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        return (yield from self._phase(item, "call"))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        return (yield from self._phase(item, "teardown"))
+
+    def _phase(self, item: pytest.Item, when: str) -> Generator[None, None, None]:
+        entry = self.tests.setdefault(item.nodeid, {})
+        entry[when] = "started"
+        try:
+            result = yield
+        except BaseException as exc:
+            entry[when] = phase_outcome(exc)
+            raise
+        entry[when] = "passed"
+        return result
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = self.tests.setdefault(report.nodeid, {})
+        entry["reported"] = _reported(report, entry.get("reported"))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.extend(item.nodeid for item in items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        self.finished, self.exitstatus = True, int(exitstatus)
+        self._write()
+
+    def _write(self) -> None:
+        data: dict[str, Any] = {
+            "format": FORMAT, "finished": self.finished, "exitstatus": self.exitstatus,
+            "collected": self.collected, "deselected": self.deselected, "tests": self.tests,
+        }
+        tmp = f"{self.path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+        os.replace(tmp, self.path)
+
+
+def _reported(report: pytest.TestReport, before: str | None) -> str:
+    """The outcome pytest reported for the test, the worst of its phases."""
+    if report.when != "call" and report.outcome == "failed":
+        return "error"
+    if hasattr(report, "wasxfail"):
+        now = "xfailed" if report.skipped else "xpassed"
+    else:
+        now = report.outcome
+    if before is not None and (now == "passed" or before in ("error", "failed")):
+        return before  # a passing teardown never hides what setup or call reported
+    return now
