@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from agentgate.run import outcomes
+from agentgate.core.model import Verdict
+from agentgate.run import accounting, outcomes
 
 pytest_plugins = ["pytester"]
 
@@ -165,3 +166,104 @@ def test_the_plugin_runs_as_a_standalone_copy_without_agentgate(
     )
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert json.loads(out.read_text())["tests"]["test_it.py::test_a"]["call"] == "passed"
+
+
+# --- accounting: the plugin's file against the selection ----------------------------------
+
+def _account(
+    pytester: pytest.Pytester, selection: list[str], *args: str
+) -> list[accounting.Problem]:
+    out = pytester.path / "outcomes.json"
+    result = pytester.runpytest_subprocess(
+        "-p", "agentgate.run.outcomes", f"--agentgate-outcomes={out}", *args, *selection
+    )
+    data = json.loads(out.read_text()) if out.exists() else None
+    return accounting.account(data, selection, int(result.ret))
+
+
+def _codes(problems: list[accounting.Problem]) -> list[tuple[str, tuple[str, ...]]]:
+    return [(p.code, p.nodeids) for p in problems]
+
+
+def test_a_green_selection_accounts_cleanly(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_it="def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    assert _account(pytester, ["test_it.py::test_a", "test_it.py"]) == []
+
+
+def test_a_test_renamed_out_of_collection_is_named(pytester: pytest.Pytester) -> None:
+    # Attack: the selected test no longer collects (renamed, or __test__ = False).
+    pytester.makepyfile(test_it="def test_a():\n    pass\n\ndef check_b():\n    assert 0\n")
+    problems = _account(pytester, ["test_it.py::test_a", "test_it.py::test_b"])
+    # pytest refuses a run with a node id it cannot find: nothing ran, and all are named
+    assert _codes(problems) == [("not-collected", ("test_it.py::test_a", "test_it.py::test_b"))]
+    assert problems[0].verdict == Verdict.FAILED
+
+
+def test_a_file_whose_tests_are_hidden_is_named(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_it="__test__ = False\n\ndef test_a():\n    assert 0\n",
+                        test_other="def test_ok():\n    pass\n")
+    problems = _account(pytester, ["test_it.py", "test_other.py"])
+    assert _codes(problems) == [("not-collected", ("test_it.py",))]
+
+
+def test_a_selection_that_collects_nothing_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_it="__test__ = False\n\ndef test_a():\n    assert 0\n")
+    problems = _account(pytester, ["test_it.py"])
+    assert _codes(problems) == [("collected-nothing", ("test_it.py",))]
+
+
+def test_an_early_exit_with_status_0_fails_naming_the_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(0)\n\n"
+                "def test_c():\n    assert 0\n"
+    )
+    problems = _account(pytester, ["test_it.py::test_a", "test_it.py::test_b",
+                                   "test_it.py::test_c"])
+    assert _codes(problems) == [
+        ("session-not-finished", ("test_it.py::test_a", "test_it.py::test_b",
+                                  "test_it.py::test_c"))]
+
+
+def test_pytest_exit_inside_a_test_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="import pytest\n\ndef test_a():\n    pytest.exit('bye', returncode=0)\n"
+    )
+    problems = _account(pytester, ["test_it.py::test_a"])
+    assert ("no-outcome", ("test_it.py::test_a",)) in _codes(problems)
+
+
+def test_deselection_by_the_harness_fails(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    config.hook.pytest_deselected(items=items[1:])\n"
+        "    items[:] = items[:1]\n"
+    )
+    pytester.makepyfile(test_it="def test_a():\n    pass\n\ndef test_b():\n    assert 0\n")
+    problems = _account(pytester, ["test_it.py::test_a", "test_it.py::test_b"])
+    assert _codes(problems) == [("deselected", ("test_it.py::test_b",))]
+
+
+def test_a_rewritten_outcome_blocks(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.hookimpl(wrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    report = yield\n    report.outcome = 'passed'\n    return report\n"
+    )
+    pytester.makepyfile(test_it="def test_a():\n    assert 0\n")
+    problems = _account(pytester, ["test_it.py::test_a"])
+    assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]
+    assert problems[0].verdict == Verdict.BLOCKED
+
+
+def test_an_xfail_marker_is_a_suppression_not_a_rewrite(pytester: pytest.Pytester) -> None:
+    # The legitimate twin: pytest's own xfail handling is left to the base oracle.
+    pytester.makepyfile(
+        test_it="import pytest\n\n@pytest.mark.xfail\ndef test_a():\n    assert 0\n"
+    )
+    assert _account(pytester, ["test_it.py::test_a"]) == []
+
+
+def test_no_file_at_all_fails() -> None:
+    problems = accounting.account(None, ["tests/test_a.py"], 0)
+    assert _codes(problems) == [("no-outcomes", ())]
+    assert "exit status 0" in problems[0].detail

@@ -1,0 +1,130 @@
+"""Outcome accounting: every test agentgate selected produced an outcome agentgate recorded.
+
+Pure: reads what the ``agentgate.run.outcomes`` plugin wrote (already parsed), the selection
+and pytest's exit status, and returns the problems, each naming its tests. The band turns
+them into reasons. What fails the check (issue 11, item 1):
+
+- the session did not finish (the process ended early, whatever its status) or the plugin
+  wrote nothing;
+- a selected test with no outcome: not collected (renamed, ``__test__ = False``), deselected
+  by the harness, a phase that never ended, or a test that ended the session;
+- a selection that collects nothing;
+- an outcome the harness rewrote: a phase agentgate saw fail that pytest reported as passed
+  or skipped (a conftest hookwrapper, a swallowed exception) -- blocked, not just failed;
+- an exit status that disagrees with the one the session ended with.
+
+An xfail marker that turns a failure into ``xfailed`` is not a rewrite: it is a suppression,
+which the base oracle judges (a test marked at base stays marked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentgate.core.model import Verdict
+
+PHASES = ("setup", "call", "teardown")
+_HIDDEN = ("passed", "skipped")  # reported outcomes that would hide a failure
+_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR: a node id on the command line not found
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    verdict: Verdict
+    detail: str
+    nodeids: tuple[str, ...] = ()
+
+
+def account(
+    data: Mapping[str, Any] | None, selection: Sequence[str], returncode: int
+) -> list[Problem]:
+    """Problems with a run of ``selection`` (node ids, or test files meaning all their
+    tests); ``data`` is the plugin's file, None when there is none."""
+    if data is None or not isinstance(data.get("tests"), dict):
+        return [Problem("no-outcomes", Verdict.FAILED, "pytest ended before agentgate's "
+                        f"outcome plugin recorded anything (exit status {returncode})")]
+    problems = _session(data, selection, returncode)
+    problems += _selected(data, selection)
+    problems += _rewritten(data)
+    return problems
+
+
+def _session(data: Mapping[str, Any], selection: Sequence[str], returncode: int) -> list[Problem]:
+    if not data.get("finished"):
+        missing = _without_outcome(data, selection)
+        return [Problem("session-not-finished", Verdict.FAILED, "the pytest session ended "
+                        f"early (exit status {returncode}) before every test ran", missing)]
+    if not data.get("collected") and data.get("exitstatus") == _USAGE_ERROR:
+        return [Problem("not-collected", Verdict.FAILED, "pytest could not find every "
+                        "selected test and ran none", tuple(selection))]
+    if not data.get("collected"):
+        return [Problem("collected-nothing", Verdict.FAILED,
+                        "the selection collected no test", tuple(selection))]
+    status = data.get("exitstatus")
+    if status != returncode and not (status == 5 and returncode == 0):
+        return [Problem("exit-status", Verdict.FAILED, f"pytest's session ended with status "
+                        f"{status} but the process exited {returncode}")]
+    return []
+
+
+def _selected(data: Mapping[str, Any], selection: Sequence[str]) -> list[Problem]:
+    if not data.get("finished") or not data.get("collected"):
+        return []  # already reported as a whole
+    collected, deselected = set(data["collected"]), set(data.get("deselected", ()))
+    problems = []
+    dropped = tuple(n for n in selection if "::" in n and n in deselected)
+    if dropped:
+        problems.append(Problem("deselected", Verdict.FAILED,
+                                "selected tests were deselected by the harness", dropped))
+    absent = tuple(n for n in selection if "::" in n and n not in collected | deselected)
+    absent += tuple(f for f in selection if "::" not in f and not _in_file(collected, f))
+    if absent:
+        problems.append(Problem("not-collected", Verdict.FAILED,
+                                "selected tests were not collected", absent))
+    unfinished = _unfinished(data, collected)
+    if unfinished:
+        problems.append(Problem("no-outcome", Verdict.FAILED, "collected tests produced no "
+                                "outcome (a phase never ended, or ended the session)",
+                                unfinished))
+    return problems
+
+
+def _rewritten(data: Mapping[str, Any]) -> list[Problem]:
+    found = []
+    for nodeid, entry in sorted(data["tests"].items()):
+        saw = [p for p in PHASES if entry.get(p) == "failed"]
+        if saw and entry.get("reported") in _HIDDEN:
+            found.append((nodeid, saw[0], entry.get("reported")))
+    if not found:
+        return []
+    first = found[0]
+    return [Problem("outcome-rewritten", Verdict.BLOCKED, f"the harness reported tests that "
+                    f"failed as passing ({first[0]}: {first[1]} failed, reported "
+                    f"{first[2]})", tuple(n for n, _, _ in found))]
+
+
+def _without_outcome(data: Mapping[str, Any], selection: Sequence[str]) -> tuple[str, ...]:
+    done = {n for n, e in data["tests"].items() if _complete(e)}
+    missing = [n for n in selection if "::" in n and n not in done]
+    missing += [f for f in selection if "::" not in f and not _in_file(done, f)]
+    return tuple(missing)
+
+
+def _unfinished(data: Mapping[str, Any], collected: set[str]) -> tuple[str, ...]:
+    tests: Mapping[str, Mapping[str, str]] = data["tests"]
+    return tuple(sorted(n for n in collected if not _complete(tests.get(n, {}))))
+
+
+def _complete(entry: Mapping[str, str]) -> bool:
+    """A test has an outcome: it was reported, and no phase was left running or ended the
+    session."""
+    phases = [entry[p] for p in PHASES if p in entry]
+    return "reported" in entry and bool(phases) and not {"started", "exit"} & set(phases)
+
+
+def _in_file(nodeids: set[str], path: str) -> bool:
+    prefix = path.rstrip("/") + "::"
+    return any(n.startswith(prefix) for n in nodeids)
