@@ -157,3 +157,24 @@ def test_init_refuses_a_manifest_outside_and_writes_nothing_there(app_repo: GitR
         assert "'manifest' must name a path inside the repository" in proc.stderr
         assert "Traceback" not in proc.stderr
     assert not outside.exists()
+
+
+def test_pytest_toml_comes_first_and_parses_as_toml(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = ini_tests\n")
+    (tmp_path / "pytest.toml").write_text('[pytest]\ntestpaths = ["toml_tests", "more"]\n')
+    assert config.load(tmp_path).tests == ("toml_tests", "more")
+
+
+def test_an_empty_pytest_toml_is_still_pytests_file(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = ini_tests\n")
+    (tmp_path / ".pytest.toml").write_text("")
+    assert config.load(tmp_path).tests == ("tests",)  # pytest reads .pytest.toml, not the ini
+
+
+def test_pytest_tables_at_any_depth(tmp_path: Path) -> None:
+    tables = config.pytest_tables_from_texts({
+        "sub/pytest.ini": "[pytest]\naddopts = -x\n",
+        "sub/pytest.toml": '[pytest]\naddopts = ["-x"]\n',
+        "sub/tox.ini": "[tox]\nenv_list = py311\n",
+    })
+    assert tables == {"sub/pytest.ini": {"addopts": "-x"}, "sub/pytest.toml": {"addopts": ["-x"]}}

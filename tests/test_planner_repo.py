@@ -197,6 +197,16 @@ def test_pytest_configuration_change_promotes(chain: GitRepo) -> None:
     assert codes(data) == ["pytest-config"] and data["exit_code"] == 2
 
 
+@pytest.mark.parametrize("path", ["pytest.toml", ".pytest.toml", "tests/pytest.toml",
+                                  "tests/.pytest.toml"])
+def test_a_pytest9_configuration_file_promotes(chain: GitRepo, path: str) -> None:
+    # Attack (issue 11): pytest 9's own files deselect a failing test; agentgate did not
+    # know them as pytest configuration at all.
+    commit(chain, {path: '[pytest]\naddopts = ["-k", "not shout"]\n'})
+    data = plan_json(chain)
+    assert codes(data) == ["pytest-config"] and data["exit_code"] == 2
+
+
 def test_dependency_change_promotes(chain: GitRepo) -> None:
     commit(chain, {"requirements.txt": "attrs==23.1\n",
                    "pyproject.toml": '[project]\nname = "x"\ndependencies = ["attrs"]\n'})

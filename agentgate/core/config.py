@@ -243,13 +243,14 @@ def _detect_sources(root: Path) -> tuple[str, ...]:
 
 def pytest_testpaths(read: Reader, pyproject: dict[str, Any]) -> list[str]:
     """pytest's ``testpaths`` from whichever config file pytest itself would read first."""
-    for table in pytest_tables(read, pyproject).values():
-        options = table.get("ini_options", table)
-        paths = options.get("testpaths") if isinstance(options, dict) else None
-        if isinstance(paths, str):
-            return paths.split()
-        if isinstance(paths, list):
-            return [str(p) for p in paths]
+    # pytest reads one file, the first it finds: a later one's testpaths never apply.
+    table = next(iter(pytest_tables(read, pyproject).values()), {})
+    options = table.get("ini_options", table)
+    paths = options.get("testpaths") if isinstance(options, dict) else None
+    if isinstance(paths, str):
+        return paths.split()
+    if isinstance(paths, list):
+        return [str(p) for p in paths]
     return []
 
 
@@ -261,13 +262,17 @@ def pytest_tables(read: Reader, pyproject: dict[str, Any]) -> dict[str, dict[str
             table = pyproject_pytest_table(pyproject)
         else:
             text = read(name)
-            table = _ini_section(name, text) if text is not None else None
+            table = _section(name, text) if text is not None else None
         if table is not None:
             tables[name] = table
     return tables
 
 
-PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# pytest's own precedence order; pytest.toml and .pytest.toml are pytest 9's (issue 11: they
+# were neither trust files nor pytest configuration to agentgate, at any depth).
+PYTEST_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini",
+                       "pyproject.toml", "tox.ini", "setup.cfg")
+_TOML_FILES = ("pytest.toml", ".pytest.toml")
 
 
 def _maybe_read(path: Path) -> str | None:
@@ -298,16 +303,26 @@ def pytest_tables_from_texts(texts: dict[str, str | None]) -> dict[str, dict[str
     for name, text in texts.items():
         if text is None:
             continue
-        if name == PYPROJECT:
+        if name.rpartition("/")[2] == PYPROJECT:
             table = pyproject_pytest_table(parse_toml(text, where=name))
         else:
-            table = _ini_section(name, text)
+            table = _section(name, text)
         if table is not None:
             tables[name] = table
     return tables
 
 
 _INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
+
+
+def _section(name: str, text: str) -> dict[str, Any] | None:
+    """The pytest table of one configuration file; ``name`` may be a path at any depth."""
+    base = name.rpartition("/")[2]
+    if base in _TOML_FILES:
+        table = parse_toml(text, where=name).get("pytest", {})
+        # pytest.toml is pytest's file even when empty or without a [pytest] table.
+        return dict(table) if isinstance(table, dict) else {}
+    return _ini_section(name, text)
 
 
 def _ini_section(name: str, text: str) -> dict[str, Any] | None:
@@ -317,8 +332,9 @@ def _ini_section(name: str, text: str) -> dict[str, Any] | None:
     except configparser.Error as exc:
         first = str(exc).splitlines()[0]
         raise ConfigError(f"{name}: malformed INI ({first}); fix the file and retry") from None
-    section = _INI_SECTIONS.get(name, "tool:pytest")
+    base = name.rpartition("/")[2]
+    section = _INI_SECTIONS.get(base, "tool:pytest")
     if not parser.has_section(section):
         # pytest.ini is pytest's file even when the section is empty or missing.
-        return {} if name in ("pytest.ini", ".pytest.ini") else None
+        return {} if base in ("pytest.ini", ".pytest.ini") else None
     return {k: " ".join(v.split()) for k, v in parser.items(section)}
