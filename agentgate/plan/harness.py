@@ -1,0 +1,150 @@
+"""The test harness: every file that decides what pytest collects, runs and reports (pure).
+
+A patch that changes the harness can change outcomes without touching a test or the code
+(issue 11): a conftest hookwrapper that rewrites reports, a ``pytest_collection_modifyitems``
+below the root, a ``pytest_plugins`` line in a new test file naming an app module, a
+``pytest.toml`` at any depth, a ``sitecustomize.py`` or ``.pth`` file in a source root that is
+on ``sys.path``, a new ``pytest11`` entry point. When the range changes any of these, the
+selected tests also run under the base's harness (``base_harness``) on head's code.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import posixpath
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
+from agentgate.core.errors import ConfigError
+from agentgate.core.model import Change
+
+CONFTEST = "conftest.py"
+STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+ENTRY_POINT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+_HARNESS_NAMES = frozenset((CONFTEST, *PYTEST_CONFIG_FILES))
+
+
+@dataclass(frozen=True)
+class HarnessChange:
+    path: str
+    why: str  # "conftest", "pytest configuration", "start-up file", "pytest_plugins", ...
+
+
+def is_harness_file(path: str, config: Config) -> bool:
+    """A conftest or pytest configuration file at any depth, or a start-up file directly in
+    a source root (Python runs it at start-up when that root is on ``sys.path``)."""
+    name = posixpath.basename(path)
+    if name in _HARNESS_NAMES:
+        return True
+    return _startup(path, config)
+
+
+def _startup(path: str, config: Config) -> bool:
+    folder, name = posixpath.split(path)
+    if name not in STARTUP_FILES and not name.endswith(".pth"):
+        return False
+    return (folder or ".") in {*config.sources, *config.tests}
+
+
+def harness_paths(paths: Iterable[str], config: Config) -> list[str]:
+    """The harness files among a revision's paths."""
+    return sorted(p for p in paths if is_harness_file(p, config))
+
+
+def harness_changes(
+    changes: Iterable[Change], config: Config, texts: Mapping[str, tuple[str | None, str | None]]
+) -> list[HarnessChange]:
+    """The range's changes to the harness. ``texts`` holds (base, head) texts of the changed
+    Python files and of the files that can declare entry points."""
+    found: list[HarnessChange] = []
+    for change in changes:
+        for path in change.paths:
+            why = _why(path, config, texts.get(path, (None, None)))
+            if why:
+                found.append(HarnessChange(path, why))
+    return found
+
+
+def _why(path: str, config: Config, texts: tuple[str | None, str | None]) -> str | None:
+    name = posixpath.basename(path)
+    if name == CONFTEST:
+        return "conftest"
+    if name in PYTEST_CONFIG_FILES and _pytest_tables(path, texts[0]) != _pytest_tables(
+        path, texts[1]
+    ):
+        return "pytest configuration"
+    if _startup(path, config):
+        return "start-up file"
+    if name in ENTRY_POINT_FILES and entry_points(name, texts[0]) != entry_points(name, texts[1]):
+        return "pytest11 entry point"
+    if path.endswith(".py") and plugins_declared(texts[0]) != plugins_declared(texts[1]):
+        return "pytest_plugins"
+    return None
+
+
+def _pytest_tables(path: str, text: str | None) -> object:
+    """A file's pytest table, parsed (a shared file's other tables are not the harness)."""
+    try:
+        return pytest_tables_from_texts({path: text}).get(path)
+    except ConfigError:
+        return ("unparsable", text)
+
+
+def plugins_declared(text: str | None) -> tuple[str, ...] | None:
+    """What a module's ``pytest_plugins`` names; None for none. A module-level assignment
+    pytest would read; a value it cannot read statically counts as a change (``("?",)``)."""
+    if not text or "pytest_plugins" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ("?",)
+    for node in tree.body:
+        targets = _targets(node)
+        if "pytest_plugins" in targets:
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            return _names(value)
+    return None
+
+
+def _targets(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    return set()
+
+
+def _names(value: ast.expr | None) -> tuple[str, ...]:
+    try:
+        literal: Any = ast.literal_eval(value) if value is not None else None
+    except ValueError:
+        return ("?",)
+    if isinstance(literal, str):
+        return (literal,)
+    if isinstance(literal, list | tuple) and all(isinstance(v, str) for v in literal):
+        return tuple(literal)
+    return ("?",)
+
+
+def entry_points(name: str, text: str | None) -> object:
+    """The ``pytest11`` entry points a packaging file declares, parsed; a file that does not
+    parse is its own value, so any edit to it counts."""
+    if text is None:
+        return None
+    if name == "setup.py":
+        return text if "pytest11" in text else None
+    try:
+        if name == "pyproject.toml":
+            project = tomllib.loads(text).get("project", {})
+            points = project.get("entry-points", {}) if isinstance(project, dict) else {}
+            return points.get("pytest11") if isinstance(points, dict) else points
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+        return parser.get("options.entry_points", "pytest11", fallback=None)
+    except (tomllib.TOMLDecodeError, configparser.Error):
+        return ("unparsable", text)
