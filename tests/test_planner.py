@@ -50,6 +50,7 @@ def graph(
         modules=dict(mods),
         imports={m: frozenset(imps.get(m, set()) | _parents(m, mods)) for m in mods},
         escalations=escalations,
+        files={path: name for name, path in mods.items()},
     )
 
 
@@ -274,14 +275,49 @@ def test_added_markers_promote() -> None:
     assert "pytest.mark.skip added to test_tax" in p.reasons[0].detail
 
 
-def test_graph_escalations_promote_with_their_path() -> None:
-    esc = Escalation("app/plugins.py", "dynamic-import", "importlib.import_module(name)")
-    p = run(M("app/util.py"), g=graph(escalations=(esc,)))
-    assert codes(p) == ["dynamic-import"]
-    assert p.reasons[0].path == "app/plugins.py"
-    docs_only = run(M("README.md"), g=graph(escalations=(esc,)))
-    assert codes(docs_only) == []
-    assert any("escalation" in n for n in docs_only.notes)
+PLUGINS = Escalation("app/plugins.py", "dynamic-import", "importlib.import_module(name)")
+WITH_PLUGINS = {**MODULES, "app.plugins": "app/plugins.py",
+                "tests.test_plugins": "tests/test_plugins.py"}
+
+
+def _escalated(*changes: Change, imports: dict[str, set[str]] | None = None) -> Plan:
+    return run(*changes, g=graph(modules=WITH_PLUGINS, imports=imports or IMPORTS,
+                                 escalations=(PLUGINS,)))
+
+
+def test_an_escalation_no_test_reaches_changes_nothing() -> None:
+    # Issue 12: a computed import in a file no test reaches (docs/conf.py) promoted every
+    # code change of the repository.
+    p = _escalated(M("app/util.py"))
+    assert p.tests == ("tests/test_util.py",)
+    [reason] = p.reasons
+    assert (reason.code, reason.verdict, reason.path) == (
+        "dynamic-import", Verdict.SCOPED, "app/plugins.py")
+    assert "no test reaches it" in reason.detail
+
+
+def test_the_tests_that_reach_an_escalated_file_run_for_any_change() -> None:
+    imports = {**IMPORTS, "tests.test_plugins": {"app.plugins"}}
+    p = _escalated(M("app/pricing/rates.py"), imports=imports)
+    # test_plugins reaches the file that may load anything; test_util reaches neither
+    assert p.tests == ("tests/test_plugins.py", "tests/test_session.py", "tests/test_tax.py")
+    assert p.why["tests/test_plugins.py"] == ("tests/test_plugins.py", "app/plugins.py")
+    assert [r.verdict for r in p.reasons] == [Verdict.SCOPED]
+    assert "the 1 test file(s) that reach it run" in p.reasons[0].detail
+
+
+def test_a_docs_only_change_reaches_no_escalation() -> None:
+    imports = {**IMPORTS, "tests.test_plugins": {"app.plugins"}}
+    p = _escalated(M("README.md"), imports=imports)
+    assert p.tests == ()
+    assert "no change reaches it" in p.reasons[0].detail
+    assert any("escalation" in n for n in p.notes)
+
+
+def test_an_escalation_outside_any_module_still_promotes() -> None:
+    link = Escalation("app/shared", "unresolved-import", "symlink into the code")
+    p = run(M("app/util.py"), g=graph(escalations=(link,)))
+    assert codes(p) == ["unresolved-import"]
 
 
 def test_shortest_chain_wins() -> None:

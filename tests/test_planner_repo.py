@@ -85,21 +85,36 @@ def test_unrelated_change_selects_only_its_test(chain: GitRepo) -> None:
     assert data["suite_size"] == 3
 
 
-def test_computed_dynamic_import_escalates(chain: GitRepo) -> None:
-    commit(chain, {"app/plugins.py": "import importlib\n\ndef load(name):\n"
-                   "    return importlib.import_module('app.' + name)\n",
+def test_a_computed_import_no_test_reaches_changes_no_verdict(chain: GitRepo) -> None:
+    # Issue 12: docs/conf.py's computed __import__ promoted every patch of a real project.
+    commit(chain, {"docs/conf.py": "ext = 'sphinx.ext.' + 'autodoc'\n__import__(ext)\n",
                    "app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
     data = plan_json(chain)
-    assert data["exit_code"] == 2
-    assert [r["path"] for r in data["reasons"] if r["code"] == "dynamic-import"] == [
-        "app/plugins.py"]
+    assert (data["exit_code"], data["tests"]) == (0, ["tests/test_util.py"])
+    [reason] = [r for r in data["reasons"] if r["code"] == "dynamic-import"]
+    assert (reason["path"], reason["verdict"]) == ("docs/conf.py", "scoped")
+    assert "no test reaches it" in reason["detail"]
 
 
-def test_syntax_error_escalates(chain: GitRepo) -> None:
+def test_a_computed_import_runs_the_tests_that_reach_it(chain: GitRepo) -> None:
+    commit(chain, {"app/plugins.py": "import importlib\n\ndef load(name):\n"
+                   "    return importlib.import_module('app.' + name)\n",
+                   "tests/test_plugins.py": "from app.plugins import load\n\n"
+                   "def test_load():\n    assert load('util').shout('a') == 'A'\n"}, "plugins")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.25\n"})
+    data = plan_json(chain)
+    assert data["exit_code"] == 0
+    # test_util reaches neither the change nor the loader; the loader may load anything
+    assert data["tests"] == ["tests/test_plugins.py", "tests/test_report.py",
+                             "tests/test_session.py"]
+
+
+def test_a_changed_file_that_does_not_parse_runs_its_dependents(chain: GitRepo) -> None:
     commit(chain, {"app/util.py": "def shout(s):\n    return s.upper(\n"})
     data = plan_json(chain)
-    assert data["exit_code"] == 2
-    assert {"code": "syntax-error", "path": "app/util.py"}.items() <= next(
+    assert (data["exit_code"], data["tests"]) == (0, ["tests/test_util.py"])
+    assert {"code": "syntax-error", "path": "app/util.py", "verdict": "scoped"}.items() <= next(
         r for r in data["reasons"] if r["code"] == "syntax-error").items()
 
 

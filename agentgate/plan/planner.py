@@ -82,9 +82,11 @@ def plan(inp: PlanInput) -> Plan:
     matcher = TestFiles(inp.config, patterns)
     tests = {p for p in graph.modules.values() if matcher.match(p)}
     impact = _seed(inp, graph)
+    _escalate_locally(graph, impact)
     closure = graph.importers_closure(impact.seeds)
     _select(inp, graph, closure, tests, impact)
     reasons = _reasons(inp, graph, closure, impact, patterns)
+    reasons += _escalations(graph, impact.seeds, tests)
     notes = _notes(impact, graph)
     return Plan(
         tests=tuple(sorted(impact.why)),
@@ -214,7 +216,6 @@ def _reasons(
                "a failure; full suite required", path=m.path)
         for m in inp.markers
     ]
-    reasons += _escalations(graph, impact)
     return reasons
 
 
@@ -298,16 +299,42 @@ def _deleted_tests(inp: PlanInput, patterns: tuple[str, ...]) -> list[Reason]:
     return reasons
 
 
-def _escalations(graph: ImportGraph, impact: _Impact) -> list[Reason]:
-    """The graph could not tell what these files import: any changed code may reach them.
-    A patch that changes no code at all (docs only) impacts nothing whatever they import."""
-    if not _touches_code(impact):
-        return []
-    return [
-        _promote(e.code, f"{e.detail}: the import graph cannot tell what this file "
-                 "depends on; full suite required", e.path)
-        for e in graph.escalations
-    ]
+def _escalate_locally(graph: ImportGraph, impact: _Impact) -> None:
+    """Uncertainty stays local (DESIGN principle 2, issue 12): a file the graph cannot read
+    (a computed import, a file that does not parse or decode, an import it cannot resolve)
+    depends on everything it might load, so any change to a module reaches it. It becomes a
+    seed of its own: the tests that reach it run, and nothing else does. A patch that changes
+    no module (docs only) reaches none of them."""
+    if not impact.seeds:
+        return
+    for escalation in graph.escalations:
+        name = graph.module_of(escalation.path)
+        if name is not None:
+            impact.seeds.setdefault(name, escalation.path)
+
+
+def _escalations(
+    graph: ImportGraph, seeded: Mapping[str, str], tests: set[str]
+) -> list[Reason]:
+    """Every escalation in the report, with its path and why. One the graph cannot place in
+    a module (a symlink into the code) is not local: the whole suite runs, as before."""
+    reasons = []
+    for e in graph.escalations:
+        name = graph.module_of(e.path)
+        if name is None:
+            reasons.append(_promote(e.code, f"{e.detail}: the import graph cannot tell what "
+                                    "this path is; full suite required", e.path))
+            continue
+        effect = _effect(graph, name, tests) if name in seeded else "no change reaches it"
+        reasons.append(Reason(e.code, Verdict.SCOPED, f"{e.detail}: the import graph cannot "
+                              f"tell what this file depends on, so it depends on every module; "
+                              f"{effect}", path=e.path))
+    return reasons
+
+
+def _effect(graph: ImportGraph, name: str, tests: set[str]) -> str:
+    reached = sum(graph.modules.get(m) in tests for m in graph.importers_closure([name]))
+    return f"the {reached} test file(s) that reach it run" if reached else "no test reaches it"
 
 
 def _touches_code(impact: _Impact) -> bool:
