@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import configparser
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgate.core.errors import ConfigError
+from agentgate.core.paths import DEFAULT_PYTHON_FILES
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
@@ -252,6 +253,24 @@ def pytest_testpaths(read: Reader, pyproject: dict[str, Any]) -> list[str]:
     if isinstance(paths, list):
         return [str(p) for p in paths]
     return []
+
+
+def pytest_python_files(texts: Mapping[str, str | None]) -> tuple[str, ...]:
+    """pytest's ``python_files`` from the first root config file that has a pytest section
+    (pytest reads that one file only), its default where none names them. Here, not in the
+    planner, so the range gate, the planner and the witness gate read it the same way."""
+    try:
+        tables = pytest_tables_from_texts(dict(texts))
+    except ConfigError:
+        return DEFAULT_PYTHON_FILES  # the pytest-config reason promotes such a plan anyway
+    first = next((tables[n] for n in PYTEST_CONFIG_FILES if n in tables), None)
+    options = first.get("ini_options", first) if first is not None else None
+    value = options.get("python_files") if isinstance(options, dict) else None
+    if isinstance(value, str) and value.split():
+        return tuple(value.split())
+    if isinstance(value, list) and value:
+        return tuple(str(v) for v in value)
+    return DEFAULT_PYTHON_FILES
 
 
 def pytest_tables(read: Reader, pyproject: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.config import Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
+from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, under
 from agentgate.gate import agents, manifest, trust
 from agentgate.gate.scope import Scope, from_bytes
 from agentgate.git import gitio
@@ -35,15 +36,21 @@ class RangeCheck:
 
 def config_at(root: Path, rev: str | None) -> Config:
     """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
+    return rules_at(root, rev)[0]
+
+
+def rules_at(root: Path, rev: str | None) -> tuple[Config, tuple[str, ...]]:
+    """The configuration in force at ``rev`` and pytest's ``python_files`` there, which the
+    test-file rule needs: both from the same texts, so knowing the second costs no git."""
     if rev is None:
-        return config_mod.load(root, "", read=lambda _name: None)
+        return config_mod.load(root, "", read=lambda _name: None), DEFAULT_PYTHON_FILES
     # Every file the config may read, fetched in one git process rather than one each.
     texts = gitio.read_many_at(root, rev, list(config_mod.PYTEST_CONFIG_FILES))
 
     def read(name: str) -> str | None:
         return texts[name] if name in texts else gitio.read_text_at(root, rev, name)
 
-    return config_mod.load(root, read=read)
+    return config_mod.load(root, read=read), config_mod.pytest_python_files(texts)
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
@@ -92,7 +99,7 @@ def staged_trust(
 def _staged_ledger(root: Path, config: Config, changes: list[Change]) -> list[Reason]:
     """A commit that touches the freeze ledger must leave it valid (checked only then: the
     ledger reads JSON and test files, and the commit path must stay instant)."""
-    if not any(trust.under(p, config.ledger) for c in changes for p in c.paths):
+    if not any(under(p, config.ledger) for c in changes for p in c.paths):
         return []
     from agentgate.ledger import records as ledger
 
@@ -190,21 +197,18 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         )
     if base is None:
         base_sha = mb = gitio.empty_tree(root)
-        config, scope_rev, changes = (
-            config_at(root, None),
-            None,
-            gitio.diff_changes(root, mb, head_sha),
-        )
+        (config, patterns), scope_rev = rules_at(root, None), None
+        changes = gitio.diff_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, None, head_sha)
     else:
         base_sha = gitio.resolve(root, base, what="base revision")
         mb = scope_rev = gitio.merge_base(root, base_sha, head_sha)
-        config, changes = config_at(root, mb), gitio.range_changes(root, mb, head_sha)
+        (config, patterns), changes = rules_at(root, mb), gitio.range_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, mb, head_sha)
     notes: list[str] = []
     reasons = [r for c in commits for r in commit_trust(root, config, c)]
     reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes)
-    reasons += _range_fixtures(root, config, scope_rev, head_sha, changes)
+    reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
     return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
 
 
@@ -230,8 +234,16 @@ def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
 
 
 def _range_fixtures(
-    root: Path, config: Config, base: str | None, head: str, changes: list[Change]
+    root: Path,
+    config: Config,
+    base: str | None,
+    head: str,
+    changes: list[Change],
+    patterns: tuple[str, ...],
 ) -> list[Reason]:
+    """The head's fixtures against its manifest, and fixtures that moved with no test file
+    (by the base's ``python_files``: a patch cannot widen pytest's patterns to make a file of
+    its own count as the test that excuses a fixture change)."""
     tree = gitio.ls_tree(root, head, config.fixtures) if config.fixtures else {}
     head_fixtures = {p: b for p, b in tree.items() if manifest.is_fixture(p, config)}
     actual = _digests(root, head_fixtures)  # once, for the head's and the base's manifest
@@ -239,7 +251,8 @@ def _range_fixtures(
         config, gitio.read_at(root, head, config.manifest), actual, where="head"
     )
     moved = _moved_fixtures(root, config, base, actual, changes)
-    if moved and not any(is_test_file(p, config) for c in changes for p in c.paths):
+    tests = TestFiles(config, patterns)
+    if moved and not any(tests.match(p) for c in changes for p in c.paths):
         reasons += [
             Reason(
                 code="fixture-without-test",
@@ -268,16 +281,3 @@ def _moved_fixtures(
         entries = manifest.parse(base_listed, where=f"{config.manifest} at base")
         moved |= {problem.path for problem in manifest.compare(entries, actual)}
     return sorted(moved)
-
-
-def is_test_file(path: str, config: Config) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    in_tests = any(t == "." or path.startswith(t + "/") for t in config.tests)
-    looks_like_test = name.endswith(".py") and (
-        name.startswith("test_") or name.endswith("_test.py")
-    )
-    return (
-        looks_like_test
-        and (in_tests or name.startswith("test_"))
-        and not manifest.is_fixture(path, config)
-    )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agentgate.core.config import Config
 from agentgate.core.errors import ConfigError
+from agentgate.core.paths import under_any
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache"}
 
@@ -90,7 +91,7 @@ def fixture_files_on_disk(root: Path, config: Config) -> dict[str, bytes]:
 
 
 def is_fixture(path: str, config: Config) -> bool:
-    return any(path == f or path.startswith(f + "/") for f in config.fixtures)
+    return under_any(path, config.fixtures)
 
 
 def compare(listed: Mapping[str, str], actual: Mapping[str, str]) -> list[Problem]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from agentgate.core.errors import ConfigError
+from agentgate.core.paths import under_any
 
 _GLOB = set("*?[")
 
@@ -17,7 +18,7 @@ class Scope:
 
     def allows(self, path: str) -> bool:
         """A prefix matches whole path components: ``app/pay`` never matches ``app/payments``."""
-        return any(p == "." or path == p or path.startswith(p + "/") for p in self.prefixes)
+        return under_any(path, self.prefixes)
 
 
 def parse(text: str, *, where: str) -> Scope:

@@ -16,6 +16,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.config import Config
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Reason, Verdict
+from agentgate.core.paths import under_any
 
 # Files whose whole content is trust; tables inside shared files are compared parsed below.
 WHOLE_FILES = ("pytest.ini", ".pytest.ini", ".pre-commit-config.yaml")
@@ -31,17 +32,13 @@ class TrustChange:
     why: str
 
 
-def under(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith(prefix.rstrip("/") + "/")
-
-
 def trust_prefixes(config: Config) -> tuple[str, ...]:
     return (config.scope_file, config.manifest, config.ledger, *HOOK_DIRS, *WHOLE_FILES)
 
 
 def is_trust_path(path: str, config: Config) -> bool:
     """Whether ``path`` is trust by its name alone (table files need their contents)."""
-    return any(under(path, p) for p in trust_prefixes(config))
+    return under_any(path, trust_prefixes(config))
 
 
 def trust_changes(
@@ -131,7 +128,7 @@ def commit_reasons(
 def _is_fixture_update(trusted: list[TrustChange], others: list[str], config: Config) -> bool:
     """The manifest and only the fixture files it lists may change together (humans only)."""
     only_manifest = all(t.path == config.manifest for t in trusted)
-    fixture_files = all(any(under(p, f) for f in config.fixtures) for p in others)
+    fixture_files = all(under_any(p, config.fixtures) for p in others)
     return only_manifest and fixture_files
 
 

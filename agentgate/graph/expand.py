@@ -11,6 +11,7 @@ import posixpath
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from agentgate.core.paths import under
 from agentgate.graph.resolve import pytest_name
 
 if TYPE_CHECKING:
@@ -71,9 +72,8 @@ def link_escalations(tree: Listing, links: Mapping[str, tuple[str, str]]) -> lis
     for path, (_, target) in sorted(links.items()):
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
         outside = target.startswith("/") or joined == ".." or joined.startswith("../")
-        into_code = joined in tree.python or any(
-            f == joined or f.startswith(joined + "/") for f in folders
-        )
+        # A link to "." (or up to it) leads into the top-level code too: "." is everything.
+        into_code = joined in tree.python or any(under(f, joined) for f in folders)
         if outside or into_code or path.endswith(".py"):
             found.append((path, f"symlink to {target!r}: the graph does not follow links"))
     return found

@@ -3,6 +3,8 @@
 Changes in W...HEAD count, not only base...HEAD: a function changed on main after the
 witness was recorded is as unknown to the witness as one the patch changed. Python files
 are compared block by block (``blocks.changed``); any other file counts as a whole.
+Which changed files are test files is ``core.paths``'s one rule, with pytest's
+``python_files`` as the head's configuration has them (the planner reads the same).
 """
 
 from __future__ import annotations
@@ -10,17 +12,21 @@ from __future__ import annotations
 import ast
 import posixpath
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from pathlib import Path
 
-from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
+from agentgate.core.config import (
+    PYTEST_CONFIG_FILES,
+    Config,
+    pytest_python_files,
+    pytest_tables_from_texts,
+)
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
+from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
 from agentgate.witness import ambient, blocks
 from agentgate.witness.blocks import DIR, MODULE
 
-TEST_FILE_PATTERNS = ("test_*.py", "*_test.py")  # pytest's default python_files
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -35,17 +41,12 @@ class Patch:
     notes: tuple[str, ...] = field(default=())
 
 
-def is_test_file(path: str, config: Config) -> bool:
-    base = posixpath.basename(path)
-    if not any(fnmatch(base, pattern) for pattern in TEST_FILE_PATTERNS):
-        return False
-    return any(t == "." or path == t or path.startswith(t + "/") for t in config.tests)
-
-
 def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str]) -> Patch:
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
-    texts = gitio.cat_blobs(root, sorted(wanted))
+    keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
+    texts = gitio.cat_blobs(root, sorted(wanted | keys.keys()))
+    tests = _test_rule(config, texts, keys)
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
@@ -53,11 +54,22 @@ def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str])
         changed={p: frozenset(n) for p, n in changed.items()},
         conftest_dirs=tuple(sorted({_dir(p) for c in changes for p in c.paths
                                     if posixpath.basename(p) == "conftest.py"})),
-        test_files=_test_files(changes, config, changed),
-        new_tests=_new_tests(changes, texts, config, changed),
+        test_files=_test_files(changes, tests, changed),
+        new_tests=_new_tests(changes, texts, tests, changed),
         pytest_config=_pytest_config_changed(changes, texts),
         ambient=tuple(ambient.patch_drift(_text_pairs(changes, texts), config.ambient)),
     )
+
+
+def _config_keys(rev: str) -> dict[str, str]:
+    """``rev:name`` -> name of each root pytest configuration file, for ``git cat-file``."""
+    return {f"{rev}:{name}": name for name in PYTEST_CONFIG_FILES}
+
+
+def _test_rule(config: Config, texts: dict[str, bytes], keys: dict[str, str]) -> TestFiles:
+    """The test-file rule with the head's ``python_files``, as the planner applies it."""
+    heads = {name: _decoded(texts.get(key)) for key, name in keys.items()}
+    return TestFiles(config, pytest_python_files(heads))
 
 
 def _needs_text(change: Change) -> bool:
@@ -85,7 +97,7 @@ def _record(
                 # A package appeared or went away: every module under it imports differently.
                 folder = _dir(path)
                 for other in witnessed:
-                    if folder == "." or other.startswith(folder + "/"):
+                    if under(other, folder):
                         changed.setdefault(other, set()).add(MODULE)
 
 
@@ -94,12 +106,12 @@ def _dir(path: str) -> str:
 
 
 def _test_files(
-    changes: list[Change], config: Config, changed: dict[str, set[str]]
+    changes: list[Change], tests: TestFiles, changed: dict[str, set[str]]
 ) -> dict[str, str]:
     kinds: dict[str, str] = {}
     for change in changes:
         for path in change.paths:
-            if not is_test_file(path, config):
+            if not tests.match(path):
                 continue
             if change.status == DELETED or (change.status == RENAMED and path != change.path):
                 kinds[path] = "deleted"
@@ -111,13 +123,13 @@ def _test_files(
 
 
 def _new_tests(
-    changes: list[Change], texts: dict[str, bytes], config: Config, changed: dict[str, set[str]]
+    changes: list[Change], texts: dict[str, bytes], tests: TestFiles, changed: dict[str, set[str]]
 ) -> dict[str, tuple[str, ...]]:
     """Test names at head of each test file whose module level changed (new tests live there:
     adding a function changes the module block)."""
     found: dict[str, tuple[str, ...]] = {}
     for change in changes:
-        if change.is_deletion or not is_test_file(change.path, config):
+        if change.is_deletion or not tests.match(change.path):
             continue
         if MODULE in changed.get(change.path, ()):
             found[change.path] = test_names(_text(texts, change.new_blob))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgate.core.config import Config
+from agentgate.core.paths import under, under_any
 from agentgate.git import gitio
 from agentgate.run import interp
 from agentgate.witness import ambient, presence, record, shadow
@@ -191,7 +192,7 @@ def _label(
         return AMBIENT_DRIFT, drift[0]
     if test.incomplete:
         return ESCALATE, test.incomplete
-    conftest = next((d for d in patch.conftest_dirs if _under(test.file, d)), None)
+    conftest = next((d for d in patch.conftest_dirs if under(test.file, d)), None)
     if conftest is not None:
         return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"
     if patch.pytest_config:
@@ -201,7 +202,7 @@ def _label(
         why = next((tainted[d] for d in sorted(test.deps) if d in tainted), None)
     if why is None:
         return SKIP, ""
-    if any(_under(why, f) for f in config.fixtures):
+    if under_any(why, config.fixtures):
         return FIXTURE_DRIFT, why
     return IMPACTED, why
 
@@ -260,10 +261,6 @@ def _base_id(nodeid: str) -> str:
     """The node id without its parameters: ``path::test[1-2]`` -> ``path::test``."""
     head, sep, rest = nodeid.partition("::")
     return head + sep + rest.split("[", 1)[0]
-
-
-def _under(path: str, folder: str) -> bool:
-    return folder == "." or path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _join(folder: str, name: str) -> str:

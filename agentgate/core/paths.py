@@ -1,0 +1,95 @@
+"""The one path-prefix rule and the one test-file rule (issue 10, item 2).
+
+Pure and stdlib only: every stage that asks "is this path inside that folder?" or "is this a
+test file?" asks here, so the gate, the planner and the witness skip gate cannot disagree.
+
+``under(path, prefix)``: whole path components (``app/pay`` never matches ``app/payments``),
+an exact match counts (a prefix may name a file), a trailing ``/`` is ignored, and ``.`` or
+``""`` is the whole repository. Flat layouts configure ``tests`` or ``sources`` as ``["."]``,
+and git's own pathspec ``.`` means everything, so ``.`` means everything everywhere.
+
+The test-file rule is what pytest collects under agentgate's configuration, because
+agentgate's job is to run what pytest runs: a ``.py`` file under a test root (pytest's
+``testpaths``, which ``tests`` defaults to), whose name matches pytest's ``python_files``
+(``test_*.py`` and ``*_test.py`` when the configuration names none), and not under a fixture
+folder (fixtures are data the tests read, recorded in the manifest, not tests). This is the
+answer where the old copies disagreed: ``src/test_foo.py`` is not a test file when the test
+roots are ``["tests"]`` (pytest run from the root with ``testpaths`` never collects it), and
+``tests/fixtures/test_data.py`` is not one either (it is fixture data). A pattern holding a
+``/`` matches the whole path, as pytest's ``fnmatch_ex`` does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's own default for python_files
+WHOLE_REPO = (".", "")
+
+
+class Layout(Protocol):
+    """What the test-file rule needs of a configuration (``core.config.Config`` has it)."""
+
+    @property
+    def tests(self) -> tuple[str, ...]: ...
+
+    @property
+    def fixtures(self) -> tuple[str, ...]: ...
+
+
+def under(path: str, prefix: str) -> bool:
+    """Whether ``path`` is ``prefix`` itself or inside it; ``.`` is the whole repository."""
+    folder = prefix.rstrip("/")
+    return folder in WHOLE_REPO or path == folder or path.startswith(folder + "/")
+
+
+def under_any(path: str, prefixes: Iterable[str]) -> bool:
+    return any(under(path, p) for p in prefixes)
+
+
+class TestFiles:
+    """The test-file rule compiled once per plan: the planner runs it on every module."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    def __init__(self, layout: Layout, patterns: tuple[str, ...] = DEFAULT_PYTHON_FILES) -> None:
+        self.roots = _prefixes(layout.tests)
+        self.fixtures = _prefixes(layout.fixtures)
+        patterns = patterns or DEFAULT_PYTHON_FILES
+        names = [fnmatch.translate(p) for p in patterns if "/" not in p]
+        paths = [fnmatch.translate(p) for p in patterns if "/" in p]
+        self.name_re = re.compile("|".join(names)) if names else None
+        self.path_re = re.compile("|".join(f"(?:.*/)?{p}" for p in paths)) if paths else None
+
+    def match(self, path: str) -> bool:
+        if not path.endswith(".py") or not _starts(path, self.roots):
+            return False
+        if _starts(path, self.fixtures):
+            return False
+        name = path.rpartition("/")[2]
+        return bool((self.name_re and self.name_re.match(name))
+                    or (self.path_re and self.path_re.match(path)))
+
+
+def is_test_file(
+    path: str, layout: Layout, patterns: tuple[str, ...] = DEFAULT_PYTHON_FILES
+) -> bool:
+    """One path against the rule; compile a ``TestFiles`` when asking for many."""
+    return TestFiles(layout, patterns).match(path)
+
+
+def _prefixes(folders: Iterable[str]) -> tuple[str, ...] | None:
+    """Folder prefixes for ``str.startswith`` (``under`` in one C call); None is everything,
+    ``()`` nothing (no fixture folders configured)."""
+    folders = [f.rstrip("/") for f in folders]
+    if any(f in WHOLE_REPO for f in folders):
+        return None
+    return tuple(f + "/" for f in folders)
+
+
+def _starts(path: str, prefixes: tuple[str, ...] | None) -> bool:
+    """``under`` against each prefix: ``path + "/"`` lets an exact match count too."""
+    return prefixes is None or (path + "/").startswith(prefixes)
