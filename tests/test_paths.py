@@ -19,7 +19,7 @@ from agentgate.gate import checks as gate
 from agentgate.gate import manifest
 from agentgate.gate.scope import Scope
 from agentgate.graph.expand import link_escalations
-from agentgate.graph.types import Tree
+from agentgate.graph.types import Listing
 from agentgate.witness.patch import compute
 from tests.helpers import GitRepo, run_agentgate
 
@@ -109,7 +109,7 @@ def test_dot_is_the_whole_repository_in_scope_and_manifest() -> None:
 
 
 def test_link_to_the_repository_root_is_a_link_into_code() -> None:
-    tree = Tree(python={"top.py": "b", "pkg/a.py": "c"}, names={}, links={})
+    tree = Listing(python={"top.py": "b", "pkg/a.py": "c"}, names={}, links={})
     links = {"alias": ("l", "."), "pkg/up": ("l", ".."), "docs/img": ("l", "../assets")}
     # Before, a link to "." matched no folder (top-level files sit in "", not "."): missed.
     assert [p for p, _ in link_escalations(tree, links)] == ["alias", "pkg/up"]
