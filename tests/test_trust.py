@@ -263,3 +263,72 @@ def test_sha256_repository_commits_are_read(tmp_path: object) -> None:
         ("trust-mixed", bad),
         ("trust-agent", bad),
     }
+
+
+# --- issue 11: the trust files, complete ---------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("trust_file", "content"),
+    [
+        ("tests/pytest.ini", "[pytest]\naddopts = -k 'not tax'\n"),
+        ("pytest.toml", '[pytest]\naddopts = ["-k", "not tax"]\n'),
+        ("tests/.pytest.toml", "[pytest]\n"),
+        ("conftest.py", "def pytest_collection_modifyitems(items):\n    items.clear()\n"),
+        (".github/workflows/ci.yml", "on: push\n"),
+        (".gitlab-ci.yml", "test:\n  script: 'true'\n"),
+    ],
+)
+def test_an_agent_mixing_code_with_a_trust_file_is_blocked_without_a_scope_file(
+    repo: GitRepo, trust_file: str, content: str
+) -> None:
+    # Attack: with no scope file, an agent's commit of code plus a harness or CI change
+    # passed the commit hook.
+    repo.files({"app/__init__.py": "", "app/tax.py": "RATE = 0.2\n",
+                "tests/test_tax.py": "def test_t():\n    pass\n"})
+    repo.commit("base")
+    _stage(repo, {trust_file: content, "app/tax.py": "RATE = 0.3\n"})
+    result = gate.check_staged(repo.path, {"CLAUDECODE": "1"})
+    assert ("trust-mixed", trust_file) in _codes(result)
+    assert ("trust-agent", trust_file) in _codes(result)
+    assert result.exit_code == 4
+
+
+def test_a_pytest11_entry_point_is_trust(trusted: GitRepo) -> None:
+    plugin = PYPROJECT + '\n[project.entry-points.pytest11]\nrewrite = "app.rewrite"\n'
+    _stage(trusted, {"pyproject.toml": plugin, "app/pricing/tax.py": "RATE = 1\n"})
+    assert _codes(gate.check_staged(trusted.path, {})) == [("trust-mixed", "pyproject.toml")]
+
+
+def test_a_nested_test_file_named_like_a_config_is_not_trust(trusted: GitRepo) -> None:
+    # The legitimate twin: only pytest's own file names count, not lookalikes.
+    _stage(trusted, {"tests/test_pytest_ini.py": "def test_x():\n    pass\n",
+                     "app/pricing/tax.py": "RATE = 1\n", "sub/conftest.py": "X = 1\n"})
+    assert gate.check_staged(trusted.path, {}).reasons == []
+
+
+def test_configured_trust_paths_are_trust(trusted: GitRepo) -> None:
+    trusted.write("pyproject.toml", PYPROJECT + '\n[tool.agentgate]\ntrust_paths = ["ci"]\n')
+    trusted.commit("configure trust paths")
+    _stage(trusted, {"ci/run": "#!/bin/sh\n", "app/pricing/tax.py": "RATE = 1\n"})
+    assert _codes(gate.check_staged(trusted.path, {})) == [("trust-mixed", "ci/run")]
+
+
+def test_a_trust_only_table_edit_outside_the_scope_is_no_scope_escape(trusted: GitRepo) -> None:
+    # Issue 11: a human's [tool.agentgate] edit was refused as a scope escape (exit 3)
+    # when pyproject.toml lies outside the declared scope.
+    trusted.write(".agentgate/scope", "app\n")
+    base = trusted.commit("narrow the scope")
+    edit = PYPROJECT + "\n[tool.agentgate]\nprotected = []\n"
+    _stage(trusted, {"pyproject.toml": edit})
+    assert gate.check_staged(trusted.path, {}).reasons == []
+    sha = trusted.commit("configure agentgate")
+    assert gate.check_range(trusted.path, base, sha).reasons == []
+
+
+def test_a_metadata_edit_outside_the_scope_is_still_an_escape(trusted: GitRepo) -> None:
+    # The attack twin: the same file's other tables are code like any other file.
+    trusted.write(".agentgate/scope", "app\n")
+    trusted.commit("narrow the scope")
+    edit = PYPROJECT.replace('"1.0"', '"2.0"') + "\n[tool.agentgate]\nprotected = []\n"
+    _stage(trusted, {"pyproject.toml": edit})
+    assert ("scope-escape", "pyproject.toml") in _codes(gate.check_staged(trusted.path, {}))

@@ -85,6 +85,7 @@ class Config:
     shadow_percent: float = 10.0
     ambient: tuple[str, ...] = DEFAULT_AMBIENT
     timeout: int = 600
+    trust_paths: tuple[str, ...] = ()  # more trust files or folders (CI definitions, ...)
     has_section: bool = False  # whether [tool.agentgate] exists at all
 
     def pinned_env(self) -> dict[str, str]:
@@ -93,13 +94,14 @@ class Config:
 
 
 _STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all")
-_LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient")
+_LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient",
+              "trust_paths")
 _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
 # Keys naming places in the repository. agentgate writes to some of them (``fixtures record``,
 # ``freeze``, ``init``) and trusts all of them, so a committed config must not point them
 # outside the repository (issue 11: ``manifest = "../../x"`` made ``init`` write there).
 _REPO_PATH_KEYS = ("scope_file", "manifest", "ledger", "fixtures", "protected", "tests",
-                   "sources", "property_band")
+                   "sources", "property_band", "trust_paths")
 _AGENT_KEYS = ("env", "identities", "trailers", "defaults")
 KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents"))
 

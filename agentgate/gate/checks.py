@@ -8,6 +8,7 @@ for a range, so a patch can never widen its own scope or relax its own configura
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,10 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
         gitio.current_identity(root), config.agents
     )
     result.reasons += staged_trust(root, config, changes, head=head, agent=agent)
-    result.reasons += _scope_reasons(changes, config, scope_at(root, config, head), result.notes)
+    exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, head, p) if head
+                         else None, new=lambda p: gitio.read_text_at(root, ":", p))
+    scope = scope_at(root, config, head)
+    result.reasons += _scope_reasons(changes, config, scope, result.notes, exempt)
     result.reasons += _staged_manifest(root, config, changes)
     result.reasons += _staged_ledger(root, config, changes)
     if agent:
@@ -157,8 +161,19 @@ def _manifest_missing(config: Config, where: str) -> Reason:
     )
 
 
+def _trust_only(changes: list[Change], *, old: trust.Reader, new: trust.Reader) -> set[str]:
+    """Shared files (pyproject.toml, setup.cfg, tox.ini) whose edit changed only their trust
+    tables: trust changes, which the trust rules govern and the scope does not."""
+    return {
+        c.path for c in changes
+        if c.status == "M" and posixpath.basename(c.path) in trust.TABLE_FILES
+        and trust.only_trust_tables(c.path, old(c.path), new(c.path))
+    }
+
+
 def _scope_reasons(
-    changes: list[Change], config: Config, scope: Scope | None, notes: list[str]
+    changes: list[Change], config: Config, scope: Scope | None, notes: list[str],
+    exempt: set[str],
 ) -> list[Reason]:
     if scope is None:
         notes.append(f"no declared scope ({config.scope_file} absent at base): scope rule off")
@@ -168,6 +183,7 @@ def _scope_reasons(
         for change in changes
         for path in change.paths
         if not scope.allows(path) and not trust.is_trust_path(path, config)
+        and path not in exempt
     ]
     return [
         Reason(
@@ -207,7 +223,9 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         commits = gitio.commits_in_range(root, mb, head_sha)
     notes: list[str] = []
     reasons = [r for c in commits for r in commit_trust(root, config, c)]
-    reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes)
+    exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, mb, p),
+                         new=lambda p: gitio.read_text_at(root, head_sha, p))
+    reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes, exempt)
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
     return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
 

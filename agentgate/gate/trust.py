@@ -8,6 +8,8 @@ them at all.
 
 from __future__ import annotations
 
+import configparser
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +20,15 @@ from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Reason, Verdict
 from agentgate.core.paths import under_any
 
-# Files whose whole content is trust; tables inside shared files are compared parsed below.
-WHOLE_FILES = ("pytest.ini", ".pytest.ini", ".pre-commit-config.yaml")
-HOOK_DIRS = ("hooks",)
+# Files whose whole content is trust. pytest reads its own configuration files at any depth
+# (``-c``, a rootdir below the top, ``tests/pytest.ini``), so those count wherever they are
+# (issue 11); the root conftest, the hook configuration and the CI definitions -- the
+# backstop when hooks are skipped -- count at the top. ``trust_paths`` in the config adds more.
+ANY_DEPTH_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
+ROOT_FILES = (".pre-commit-config.yaml", "conftest.py", ".gitlab-ci.yml")
+ROOT_DIRS = ("hooks", ".github/workflows")
+# Shared files (at any depth): only their pytest, agentgate and pytest11 tables are trust,
+# compared parsed below.
 TABLE_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
 
 Reader = Callable[[str], "str | None"]
@@ -33,12 +41,14 @@ class TrustChange:
 
 
 def trust_prefixes(config: Config) -> tuple[str, ...]:
-    return (config.scope_file, config.manifest, config.ledger, *HOOK_DIRS, *WHOLE_FILES)
+    return (config.scope_file, config.manifest, config.ledger, *ROOT_DIRS, *ROOT_FILES,
+            *config.trust_paths)
 
 
 def is_trust_path(path: str, config: Config) -> bool:
     """Whether ``path`` is trust by its name alone (table files need their contents)."""
-    return under_any(path, trust_prefixes(config))
+    return posixpath.basename(path) in ANY_DEPTH_FILES or under_any(
+        path, trust_prefixes(config))
 
 
 def trust_changes(
@@ -60,8 +70,8 @@ def _why_trust(change: Change, path: str, config: Config, old: Reader, new: Read
         if change.makes_symlink:
             return "replaced by a symlink"
         return {"D": "deleted", "R": "renamed"}.get(change.status, "changed")
-    name = path.rsplit("/", 1)[-1]
-    if path != name or name not in TABLE_FILES:
+    name = posixpath.basename(path)
+    if name not in TABLE_FILES:
         return None
     if change.makes_symlink:
         return "replaced by a symlink"
@@ -92,13 +102,76 @@ def _table_change(name: str, before: str | None, after: str | None) -> str | Non
 def _tables(name: str, text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
+    tables: dict[str, Any] = {}
     if name == "pyproject.toml":
-        tool = config_mod.parse_toml(text, where=name).get("tool", {})
+        data = config_mod.parse_toml(text, where=name)
+        tool = data.get("tool", {})
         tool = tool if isinstance(tool, dict) else {"<tool>": tool}
-        return {f"[tool.{k}]": tool[k] for k in ("agentgate", "pytest") if k in tool}
-    parsed = config_mod.pytest_tables_from_texts({name: text}).get(name)
-    section = "[pytest]" if name == "tox.ini" else "[tool:pytest]"
-    return {} if parsed is None else {section: parsed}
+        tables = {f"[tool.{k}]": tool[k] for k in ("agentgate", "pytest") if k in tool}
+    else:
+        parsed = config_mod.pytest_tables_from_texts({name: text}).get(name)
+        section = "[pytest]" if name == "tox.ini" else "[tool:pytest]"
+        tables = {} if parsed is None else {section: parsed}
+    plugins = entry_points(name, text)
+    if plugins is not None:
+        tables["pytest11 entry points"] = plugins
+    return tables
+
+
+def only_trust_tables(name: str, before: str | None, after: str | None) -> bool:
+    """Whether an edit of a shared file changed its trust tables and nothing else: such an
+    edit is governed by the trust rules alone, never by the declared scope (issue 11: a
+    human's ``[tool.agentgate]`` change was refused as a scope escape)."""
+    if before is None or after is None or posixpath.basename(name) not in TABLE_FILES:
+        return False
+    try:
+        return _rest(name, before) == _rest(name, after) and _tables(
+            posixpath.basename(name), before) != _tables(posixpath.basename(name), after)
+    except ConfigError:
+        return False
+
+
+def _rest(name: str, text: str) -> object:
+    """A shared file without its trust tables, parsed."""
+    if posixpath.basename(name) == "pyproject.toml":
+        data = config_mod.parse_toml(text, where=name)
+        tool, project = data.get("tool"), data.get("project")
+        if isinstance(tool, dict):
+            data["tool"] = {k: v for k, v in tool.items() if k not in ("agentgate", "pytest")}
+        points = project.get("entry-points") if isinstance(project, dict) else None
+        if isinstance(points, dict):
+            points.pop("pytest11", None)
+        return data
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text, source=name)
+    except configparser.Error as exc:
+        raise ConfigError(f"{name}: malformed INI ({exc})") from None
+    rest = {s: dict(parser.items(s)) for s in parser.sections() if s not in _INI_TRUST}
+    rest.get("options.entry_points", {}).pop("pytest11", None)
+    return rest
+
+
+_INI_TRUST = ("pytest", "tool:pytest")
+
+
+def entry_points(name: str, text: str | None) -> object:
+    """The ``pytest11`` entry points a packaging file declares, parsed (None for none): a
+    plugin the project installs runs inside every test session. A file that does not parse
+    raises ConfigError, which callers treat as a change."""
+    if text is None or name not in ("pyproject.toml", "setup.cfg"):
+        return None
+    if name == "pyproject.toml":
+        project = config_mod.parse_toml(text, where=name).get("project", {})
+        points = project.get("entry-points", {}) if isinstance(project, dict) else {}
+        return points.get("pytest11") if isinstance(points, dict) else points
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text, source=name)
+    except configparser.Error as exc:
+        raise ConfigError(f"{name}: malformed INI ({exc})") from None
+    value = parser.get("options.entry_points", "pytest11", fallback=None)
+    return " ".join(value.split()) if value else None
 
 
 def commit_reasons(

@@ -11,9 +11,7 @@ selected tests also run under the base's harness (``base_harness``) on head's co
 from __future__ import annotations
 
 import ast
-import configparser
 import posixpath
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change
+from agentgate.gate import trust
 
 CONFTEST = "conftest.py"
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
@@ -132,19 +131,12 @@ def _names(value: ast.expr | None) -> tuple[str, ...]:
 
 
 def entry_points(name: str, text: str | None) -> object:
-    """The ``pytest11`` entry points a packaging file declares, parsed; a file that does not
+    """The ``pytest11`` entry points a packaging file declares (the trust gate's reading);
+    ``setup.py`` cannot be read statically, so any mention counts; a file that does not
     parse is its own value, so any edit to it counts."""
-    if text is None:
-        return None
     if name == "setup.py":
-        return text if "pytest11" in text else None
+        return text if text and "pytest11" in text else None
     try:
-        if name == "pyproject.toml":
-            project = tomllib.loads(text).get("project", {})
-            points = project.get("entry-points", {}) if isinstance(project, dict) else {}
-            return points.get("pytest11") if isinstance(points, dict) else points
-        parser = configparser.ConfigParser(interpolation=None)
-        parser.read_string(text)
-        return parser.get("options.entry_points", "pytest11", fallback=None)
-    except (tomllib.TOMLDecodeError, configparser.Error):
+        return trust.entry_points(name, text)
+    except ConfigError:
         return ("unparsable", text)
