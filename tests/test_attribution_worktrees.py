@@ -100,12 +100,12 @@ def test_a_killed_owner_leaves_nothing_the_next_run_keeps(
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from agentgate.git import worktrees
+        from agentgate.git import scratch, worktrees
         root = Path({os.fspath(repo.path)!r})
         with worktrees.using_worktree(root, {second!r}):
             with worktrees.temporary_worktree(root, {first!r}):
-                with worktrees.scratch_dir(root, "attribute") as scratch:
-                    (scratch / "run.xml").write_text("half")
+                with scratch.scratch_dir("attribute", root) as folder:
+                    (folder / "run.xml").write_text("half")
                     os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True)

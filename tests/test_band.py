@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentgate.core import config as config_mod
-from agentgate.run import band
+from agentgate.run import band, junit
 from agentgate.run.band import BandSpec, Tree
 from tests.helpers import GitRepo
 
@@ -288,11 +288,11 @@ def test_band_runs_split_and_shadow() -> None:
 
 def test_nodeid_of_xunit1_attributes() -> None:
     assert (
-        band.nodeid_of("tests/test_a.py", "tests.test_a", "test_x[1]")
+        junit.nodeid_of("tests/test_a.py", "tests.test_a", "test_x[1]")
         == "tests/test_a.py::test_x[1]"
     )
     assert (
-        band.nodeid_of("tests/test_a.py", "tests.test_a.TestC.TestD", "test_y")
+        junit.nodeid_of("tests/test_a.py", "tests.test_a.TestC.TestD", "test_y")
         == "tests/test_a.py::TestC::TestD::test_y"
     )
-    assert band.nodeid_of("tests/test_a.py", "", "tests.test_a") == "tests/test_a.py"
+    assert junit.nodeid_of("tests/test_a.py", "", "tests.test_a") == "tests/test_a.py"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,15 @@ def test_counted():
 
 
 def test_slow():
+    time.sleep(10)
+
+
+def test_spawns():
+    import subprocess, sys
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    with open("spawned.pid.tmp", "w") as out:
+        out.write(str(child.pid))
+    os.replace("spawned.pid.tmp", "spawned.pid")
     time.sleep(10)
 """
 
@@ -197,6 +207,31 @@ def test_a_drill_that_times_out_fails(drill_repo: GitRepo) -> None:
     path = _freeze(drill_repo, "test_slow", k=1)
     assert _thaw(drill_repo, "test_slow").exit_code == 1
     assert "timed out after 1s" in _data(path)["history"][-1]["failure"]
+
+
+def test_a_drill_that_times_out_takes_what_its_test_started_with_it(
+    drill_repo: GitRepo,
+) -> None:
+    """The drill's whole process group dies at the limit, not only pytest (a plain
+    ``subprocess.run(timeout=...)`` would leave the test's child running)."""
+    drill_repo.write(
+        "pyproject.toml", f"[tool.agentgate]\npython = {json.dumps(sys.executable)}\ntimeout = 2\n"
+    )
+    _freeze(drill_repo, "test_spawns", k=1)
+    assert _thaw(drill_repo, "test_spawns").exit_code == 1
+    spawned = int((drill_repo.path / "spawned.pid").read_text())
+    deadline = time.monotonic() + 5
+    while _running(spawned):
+        assert time.monotonic() < deadline, "the drill's test left its child running"
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is not running
 
 
 def test_drill_leaves_only_the_record_changed(

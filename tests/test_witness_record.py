@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentgate.core import config
-from agentgate.git import gitio
+from agentgate.git import gitio, worktrees
 from agentgate.witness import select as gate
 from agentgate.witness.store import Store, StoreError, default_path
 from tests.helpers import GitRepo, run_agentgate
@@ -47,7 +47,15 @@ def test_record_an_older_revision_in_a_worktree(app_repo: GitRepo) -> None:
     app_repo.write("dirty.txt", "uncommitted\n")
     out = json.loads(_record(app_repo, "--rev", first).stdout)
     assert out["witness"] == first and out["tests"] == 2  # the old revision's suite
-    assert list(gitio.worktrees(app_repo.path)) == [app_repo.path.resolve()]
+    # The worktree manager's tree of that revision: cached (and pruned) like the band's and
+    # attribution's, and no private or scratch folder left beside it.
+    cached = worktrees.path_for(app_repo.path, first).resolve()
+    assert list(gitio.worktrees(app_repo.path)) == [app_repo.path.resolve(), cached]
+    assert worktrees.cached(app_repo.path) == [first]
+    assert not [p for p in worktrees.worktrees_dir(app_repo.path).iterdir() if "-tmp-" in p.name]
+    (cached / "debris.py").write_text("left by the last run\n")
+    again = json.loads(_record(app_repo, "--rev", first).stdout)
+    assert again["tests"] == 2 and not (cached / "debris.py").exists()  # reused, cleaned
 
 
 def _pytest_only_venv(tmp_path: Path) -> Path:

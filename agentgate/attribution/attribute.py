@@ -14,9 +14,7 @@ into the report. Stages, in order:
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -40,7 +38,8 @@ from agentgate.attribution.summary import Summary, build_result, recheck_command
 from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.git import gitio, worktrees
-from agentgate.run import interp
+from agentgate.git.scratch import scratch_dir
+from agentgate.run import interp, process
 from agentgate.run.junit import Outcome, normalise_nodeid
 
 if TYPE_CHECKING:
@@ -63,8 +62,7 @@ def attribute(root: Path, config: Config, request: Request) -> Result:
             "started from with --base"
         )
     _require_on_head(root, head, request.nodeid)
-    with _sigterm_as_interrupt():
-        summary = _collect(root, config, request, base, head)
+    summary = _collect(root, config, request, base, head)
     decision = decide(
         summary.base, summary.head, stage=summary.stage, base_problem=summary.base_problem
     )
@@ -142,7 +140,7 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
     jobs = 1 if request.serial else (request.jobs or os.cpu_count() or 1)
     python = interp.project_python(root, config)
     with ExitStack() as stack:
-        scratch = stack.enter_context(worktrees.scratch_dir(root, "attribute"))
+        scratch = stack.enter_context(scratch_dir("attribute", root))
         harness = Harness(
             config=config, python=python, nodeid=request.nodeid, scratch=scratch,
             timeout=float(request.timeout or config.timeout or 600), context=request.context,
@@ -156,9 +154,11 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
                 trees["base"] = _tree(stack, root, "base", base, request.nodeid, empty)
             except GitError as exc:
                 base_problem = f"cannot check out {base[:12]}: {exc.message}"
+        # Entered last, so left first: every run's group is dead before its tree goes.
+        session = stack.enter_context(process.Session())
         with _progress(request) as on_done:
             stages = _Stages(
-                Runner(harness, trees), request, config, jobs, on_done,
+                Runner(harness, trees, session), request, config, jobs, on_done,
                 lambda: _reverted_tree(stack, root, base, head, request, config, empty),
             )
             # No guess: nothing runs when the base cannot even be checked out.
@@ -298,7 +298,7 @@ def _summary(
     )
 
 
-# --- care: progress and signals ------------------------------------------------------------
+# --- care: progress ------------------------------------------------------------------------
 
 @contextmanager
 def _progress(request: Request) -> Iterator[Callable[[int, RunRecord | None], None]]:
@@ -322,24 +322,6 @@ def _progress(request: Request) -> Iterator[Callable[[int, RunRecord | None], No
                     bar.advance(task)
 
         yield on_done
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (CI cancelling a job) cleans up like Ctrl-C: worktrees, children, temp files."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["Attribution", "FreezeRequest", "Request", "attribute"]

@@ -11,19 +11,14 @@ lives inside the main checkout's git dir) into the main checkout's config and co
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
-import threading
-import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from agentgate.core import config as config_mod
 from agentgate.core.errors import ConfigError
-from agentgate.run import interp
+from agentgate.run import interp, process
 from agentgate.run.junit import Outcome, read_outcome
 
 if TYPE_CHECKING:
@@ -173,16 +168,17 @@ def _config_in(folder: Path) -> Path | None:
 class Runner:
     """Runs pytest subprocesses from a thread pool; ``cancel`` kills every one still alive.
 
-    Each run gets its own session (process group) so a timeout, or Ctrl-C in agentgate,
-    kills the test's children too; nothing a test started outlives the command.
+    Each run is a run of the caller's ``process.Session``: a process group of its own, so a
+    timeout, or Ctrl-C in agentgate, kills the test's children too, and nothing a test
+    started outlives the session.
     """
 
-    def __init__(self, harness: Harness, trees: Mapping[str, Tree]) -> None:
+    def __init__(
+        self, harness: Harness, trees: Mapping[str, Tree], session: process.Session
+    ) -> None:
         self.harness = harness
         self.trees = dict(trees)
-        self._lock = threading.Lock()
-        self._live: set[subprocess.Popen[bytes]] = set()
-        self._cancelled = False
+        self._session = session
 
     def run_one(self, run: Run) -> RunRecord:
         tree = self.trees[run.tree]
@@ -190,47 +186,20 @@ class Runner:
         err_path = self.harness.scratch / f"{run.label}.err"
         argv = [self.harness.python, *pytest_args(self.harness, tree, xml)]
         env = run_env(self.harness, tree, run.seed)
-        start = time.monotonic()
         # stderr goes to a file, not a pipe: a process the test left behind holding the pipe
         # open would otherwise make a finished run look hung.
         with err_path.open("wb") as err:
-            proc = self._spawn(argv, tree.path, env, err)
-            try:
-                proc.wait(timeout=self.harness.timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill(proc)  # the whole group: whatever the test started dies with the run
-                proc.wait()
-                with self._lock:
-                    self._live.discard(proc)
-        took = time.monotonic() - start
-        if timed_out:
-            return RunRecord(run, Outcome.TIMEOUT, f"killed after {took:.0f} s", took)
+            done = self._session.run(argv, cwd=tree.path, env=env,
+                                     timeout=self.harness.timeout, stderr=err)
+        if done.timed_out:
+            return RunRecord(run, Outcome.TIMEOUT, f"killed after {done.seconds:.0f} s",
+                             done.seconds)
         stderr = err_path.read_bytes()[-4000:].decode("utf-8", "replace")
-        result = read_outcome(xml, self.harness.nodeid, proc.returncode, stderr)
-        return RunRecord(run, result.outcome, result.detail, took)
-
-    def _spawn(
-        self, argv: list[str], cwd: Path, env: dict[str, str], err: BinaryIO
-    ) -> subprocess.Popen[bytes]:
-        with self._lock:
-            if self._cancelled:
-                raise KeyboardInterrupt
-            proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=err, start_new_session=True,
-            )
-            self._live.add(proc)
-            return proc
+        result = read_outcome(xml, self.harness.nodeid, done.returncode, stderr)
+        return RunRecord(run, result.outcome, result.detail, done.seconds)
 
     def cancel(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            live = list(self._live)
-        for proc in live:
-            _kill(proc)
+        self._session.cancel()
 
     def run_all(
         self,
@@ -258,8 +227,3 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
         ordered = sorted(records.items(), key=lambda item: item[1])
         return [future.result() for future, _ in ordered]
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)

@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from agentgate.core import errors
+from agentgate.run.process import sigterm_as_interrupt
 
 _DEBUG_ENV = "AGENTGATE_DEBUG"
 
@@ -20,7 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or bool(os.environ.get(_DEBUG_ENV))
     args = [a for a in args if a != "--debug"]
-    return guarded(lambda: _dispatch(args), debug=debug)
+    # SIGTERM (a CI cancel) unwinds like Ctrl-C: worktrees, scratch and test processes are
+    # cleaned up on the way out, and the exit is the same 130.
+    with sigterm_as_interrupt():
+        return guarded(lambda: _dispatch(args), debug=debug)
 
 
 def guarded(func: Callable[[], int], *, debug: bool) -> int:

@@ -160,7 +160,7 @@ def run(*, keep: bool = False, fmt: Format = Format.TEXT) -> int:
         code = _play_all(root, fmt)
         sys.stdout.write(f"example repository kept at {root}\n")
         return code
-    with scratch_dir("agentgate-demo-") as tmp:
+    with scratch_dir("agentgate-demo") as tmp:
         root = tmp / "shop"
         root.mkdir()
         build(root)

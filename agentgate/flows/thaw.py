@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -32,7 +31,7 @@ from agentgate.ledger.records import (
     save,
     utc_today,
 )
-from agentgate.run import interp
+from agentgate.run import interp, process
 
 if TYPE_CHECKING:
     from agentgate.core.config import Config
@@ -233,16 +232,15 @@ def drill_argv(root: Path, config: Config, command: str) -> list[str]:
 def _run_once(root: Path, argv: list[str], env: dict[str, str], timeout: int | None) -> str | None:
     """None when the run passed, else one line saying how it failed."""
     try:
-        proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        done = process.capture(argv, cwd=root, env=env, timeout=timeout)
     except FileNotFoundError:
         raise AgentgateError(f"drill command {argv[0]!r} not found; install it or fix "
                              "drill.command in the record") from None
-    except subprocess.TimeoutExpired:
+    if done.timed_out:
         return f"timed out after {timeout}s"
-    if proc.returncode == 0:
+    if done.returncode == 0:
         return None
-    return f"exit {proc.returncode}: {_gist(os.fsdecode(proc.stdout + proc.stderr))}"
+    return f"exit {done.returncode}: {_gist(os.fsdecode(done.stdout + done.stderr))}"
 
 
 def _gist(output: str) -> str:

@@ -6,33 +6,33 @@ Layout, in ``gitio.state_dir(root)/worktrees``::
     <sha>.lock    flock held while one process uses <sha>/ (the kernel drops it on any exit)
     <sha>.ready   written once the checkout completed, so a half-made tree is never reused
     <sha>-tmp-*/  a private worktree, made when the cached one is busy; always removed
+    <label>-tmp-*/  a scratch folder (``scratch.scratch_dir``): JUnit XML, argument files
 
 A cached worktree is reset and cleaned (``git clean -ffdx``) each time it is handed out, so
 one run's debris never reaches the next. When the block using it raises (an error, Ctrl-C)
 the worktree is removed instead: an interrupted run may have stopped mid-checkout or left
 processes writing into it, and the next run should start at once on a fresh one. A run killed
 with SIGKILL cannot clean up; its lock dies with it and the next run repairs or replaces the
-tree. POSIX only (``fcntl.flock``), like the git hooks.
+tree, and ``sweep`` removes the private folders whose lock is free. SIGTERM unwinds like
+Ctrl-C (``run.process.sigterm_as_interrupt``). POSIX only (``fcntl.flock``), like the hooks.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentgate.core.errors import GitError
 from agentgate.git import gitio
+from agentgate.git.scratch import TMP_MARK, held_interrupts, holder, lock_path, try_lock
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-_TMP_MARK = "-tmp-"
 KEEP = 8  # cached worktrees kept: a base and a head for a few patches in flight
 # __pycache__ survives the clean: bytecode is keyed by source mtime and size, and a reset
 # rewrites any source a test modified, so stale bytecode cannot be loaded; keeping it saves
@@ -41,53 +41,11 @@ _CLEAN = ("clean", "-ffdxq", "-e", "__pycache__")
 
 
 def worktrees_dir(root: Path) -> Path:
-    return gitio.state_dir(root) / "worktrees"
+    return holder(root)
 
 
 def path_for(root: Path, sha: str) -> Path:
     return worktrees_dir(root) / sha
-
-
-class Lock:
-    """An exclusive ``flock`` on a file; released (and optionally unlinked) exactly once."""
-
-    def __init__(self, fd: int, path: Path) -> None:
-        self.fd = fd
-        self.path = path
-
-    def release(self, *, unlink: bool = False) -> None:
-        if self.fd < 0:
-            return
-        if unlink:  # unlink while still holding it, so no one can lock the dying inode
-            self.path.unlink(missing_ok=True)
-        os.close(self.fd)
-        self.fd = -1
-
-
-def try_lock(path: Path) -> Lock | None:
-    """Take the lock without waiting; None when another live process holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by children
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        if _same_file(fd, path):
-            return Lock(fd, path)
-        os.close(fd)  # the holder removed it between our open and lock: try the new file
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        return os.fstat(fd).st_ino == path.stat().st_ino
-    except FileNotFoundError:
-        return False
-
-
-def _lock_path(tree: Path) -> Path:
-    return tree.with_name(tree.name + ".lock")
 
 
 def _ready_path(tree: Path) -> Path:
@@ -104,7 +62,7 @@ def using_worktree(root: Path, sha: str) -> Iterator[Path]:
     the block raises (including KeyboardInterrupt), the tree is removed.
     """
     sweep(root)
-    lock = try_lock(_lock_path(path_for(root, sha)))
+    lock = try_lock(lock_path(path_for(root, sha)))
     if lock is None:
         with temporary_worktree(root, sha) as path:
             yield path
@@ -127,7 +85,7 @@ def ensure_worktree(root: Path, sha: str) -> Path:
     while should use ``using_worktree``. Raises GitError when another process holds it.
     """
     tree = path_for(root, sha)
-    lock = try_lock(_lock_path(tree))
+    lock = try_lock(lock_path(tree))
     if lock is None:
         raise GitError(f"worktree {tree} is in use by another agentgate run; retry when it ends")
     try:
@@ -143,10 +101,9 @@ def ensure_worktree(root: Path, sha: str) -> Path:
 @contextmanager
 def temporary_worktree(root: Path, sha: str) -> Iterator[Path]:
     """A private worktree of ``sha`` for the block (one a caller may dirty); always removed."""
-    parent = worktrees_dir(root)
-    parent.mkdir(parents=True, exist_ok=True)
-    tree = Path(tempfile.mkdtemp(prefix=f"{sha[:12]}{_TMP_MARK}", dir=parent))
-    lock = try_lock(_lock_path(tree))
+    # Locked before it exists: an interrupt at any point leaves a lock ``sweep`` can find.
+    tree = worktrees_dir(root) / f"{sha[:12]}{TMP_MARK}{os.urandom(6).hex()}"
+    lock = try_lock(lock_path(tree))
     assert lock is not None, "a fresh private name cannot be locked by anyone else"
     try:
         gitio.worktree_add(root, tree, sha)
@@ -156,10 +113,21 @@ def temporary_worktree(root: Path, sha: str) -> Iterator[Path]:
         lock.release(unlink=True)
 
 
+@contextmanager
+def clean_checkout(root: Path, sha: str) -> Iterator[Path]:
+    """The checkout itself when it is exactly ``sha`` with nothing uncommitted (untracked
+    files count: an untracked module would be imported); otherwise ``using_worktree``."""
+    if gitio.head_sha(root) == sha and gitio.is_clean(root):
+        yield root
+        return
+    with using_worktree(root, sha) as path:
+        yield path
+
+
 def remove_worktree(root: Path, sha: str) -> bool:
     """Remove the cached worktree of ``sha`` unless a run is using it; True when removed."""
     tree = path_for(root, sha)
-    lock = try_lock(_lock_path(tree))
+    lock = try_lock(lock_path(tree))
     if lock is None:
         return False
     _discard(root, tree)
@@ -187,7 +155,7 @@ def sweep(root: Path) -> list[Path]:
     removed: list[Path] = []
     if not folder.is_dir():
         return removed
-    for lock_file in sorted(folder.glob(f"*{_TMP_MARK}*.lock")):
+    for lock_file in sorted(folder.glob(f"*{TMP_MARK}*.lock")):
         lock = try_lock(lock_file)
         if lock is None:
             continue
@@ -196,22 +164,6 @@ def sweep(root: Path) -> list[Path]:
         lock.release(unlink=True)
         removed.append(tree)
     return removed
-
-
-@contextmanager
-def scratch_dir(root: Path, label: str = "scratch") -> Iterator[Path]:
-    """A private temporary folder under the git dir (JUnit XML and the like); always removed,
-    and swept by the next run if this process is killed before it can remove it."""
-    parent = worktrees_dir(root)
-    parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{label}{_TMP_MARK}", dir=parent))
-    lock = try_lock(_lock_path(folder))
-    assert lock is not None
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        lock.release(unlink=True)
 
 
 # --- internals ----------------------------------------------------------------------------
@@ -244,13 +196,15 @@ def _head(tree: Path, env: dict[str, str]) -> str:
 
 
 def _discard(root: Path, tree: Path) -> None:
-    """Forget and delete a worktree, whatever state an interrupted run left it in."""
-    _ready_path(tree).unlink(missing_ok=True)
-    if tree.exists() or _registered(root, tree):
-        gitio.worktree_remove(root, tree)
-    if tree.exists():  # not registered (half-made), or remove refused: delete the folder
-        shutil.rmtree(tree, ignore_errors=True)
-        gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
+    """Forget and delete a worktree, whatever state an interrupted run left it in; a second
+    Ctrl-C or SIGTERM waits until it is gone, so cleanup is never left half done."""
+    with held_interrupts():
+        _ready_path(tree).unlink(missing_ok=True)
+        if tree.exists() or _registered(root, tree):
+            gitio.worktree_remove(root, tree)
+        if tree.exists():  # not registered (half-made), or remove refused: delete the folder
+            shutil.rmtree(tree, ignore_errors=True)
+            gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
 
 
 def _registered(root: Path, tree: Path) -> bool:

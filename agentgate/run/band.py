@@ -14,11 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
-import time
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +21,9 @@ from typing import Any
 
 from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError
-from agentgate.git import gitio, worktrees
-from agentgate.run import interp
+from agentgate.git import scratch, worktrees
+from agentgate.run import interp, process
+from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
 BOOTSTRAP = (
@@ -47,14 +43,10 @@ class Tree:
 
 @contextlib.contextmanager
 def clean_tree(root: Path, head: str) -> Iterator[Tree]:
-    """The checkout itself when it is exactly ``head`` with nothing uncommitted (untracked
-    files count: an untracked module would be imported); otherwise a worktree of ``head``
-    that only this run uses (``worktrees``: cached per revision, reset and cleaned)."""
-    if gitio.head_sha(root) == head and gitio.is_clean(root):
-        yield Tree(root, worktree=False)
-        return
-    with worktrees.using_worktree(root, head) as path:
-        yield Tree(path, worktree=True)
+    """``worktrees.clean_checkout``: the checkout when it is exactly ``head`` and clean, else
+    a worktree of ``head`` that only this run uses (cached per revision, reset and cleaned)."""
+    with worktrees.clean_checkout(root, head) as path:
+        yield Tree(path, worktree=path != root)
 
 
 # --- one pytest run ------------------------------------------------------------------------
@@ -138,40 +130,22 @@ class Runner:
         ]
         argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         log = self.workdir / f"{spec.label}.log"
-        start = time.monotonic()
-        code, timed_out = self._execute(argsfile, log)
-        duration = time.monotonic() - start
-        cases = parse_junit(junit) if junit.exists() else {}
-        return _result(spec, code, duration, cases, self.frozen, timed_out, _tail(log))
+        done = self._execute(argsfile, log)
+        code = -1 if done.timed_out else done.returncode
+        return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
+                       done.timed_out, _tail(log))
 
-    def _execute(self, argsfile: Path, log: Path) -> tuple[int, bool]:
+    def _execute(self, argsfile: Path, log: Path) -> process.Finished:
         cmd = [self.python, "-c", BOOTSTRAP, str(argsfile)]
         with log.open("wb") as out:
             try:
-                # A session of its own, so a timeout or Ctrl-C ends pytest's children too.
-                proc = subprocess.Popen(
-                    cmd, cwd=self.tree, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
-                )
+                return process.run(cmd, cwd=self.tree, env=self.env, timeout=self.timeout,
+                                   stdout=out, stderr=process.STDOUT)
             except OSError as exc:
                 raise AgentgateError(
                     f"cannot run the project's interpreter {self.python!r} ({exc}); "
                     "set [tool.agentgate] python"
                 ) from None
-            try:
-                return proc.wait(timeout=self.timeout), False
-            except subprocess.TimeoutExpired:
-                _kill(proc)
-                return -1, True
-            finally:
-                if proc.poll() is None:
-                    _kill(proc)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def _tail(log: Path) -> tuple[str, ...]:
@@ -182,64 +156,32 @@ def _tail(log: Path) -> tuple[str, ...]:
     return tuple(text.splitlines()[-_TAIL:])
 
 
-# --- JUnit ------------------------------------------------------------------------------------
-
-_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
-
-
-def parse_junit(path: Path) -> dict[str, str]:
-    """Node id -> outcome (passed, skipped, failed, error). A test reported twice (a failure,
-    then an error in teardown) keeps its worst outcome."""
+def _read_junit(junit: Path) -> dict[str, Outcome]:
+    if not junit.exists():
+        return {}  # pytest never got as far as writing it: the exit code says why
     try:
-        tree = ET.parse(path)
-    except ET.ParseError as exc:
+        return read_nodes(junit)
+    except ValueError as exc:
         raise AgentgateError(f"pytest wrote unreadable JUnit XML ({exc})", exit_code=70) from None
-    cases: dict[str, str] = {}
-    for case in tree.iter("testcase"):
-        nodeid = nodeid_of(case.get("file"), case.get("classname", ""), case.get("name", ""))
-        outcome = _outcome(case)
-        if _RANK[outcome] >= _RANK[cases.get(nodeid, "passed")]:
-            cases[nodeid] = outcome
-    return cases
-
-
-def nodeid_of(file: str | None, classname: str, name: str) -> str:
-    """Rebuild pytest's node id from xunit1's file, classname and name attributes."""
-    if not file:
-        return f"{classname}::{name}" if classname else name
-    module = file[:-3].replace("/", ".") if file.endswith(".py") else file
-    if not classname:
-        return file  # a collection error: the case is the file itself
-    rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
-    parts = [file, *(rest.split(".") if rest else []), name]
-    return "::".join(parts)
-
-
-def _outcome(case: ET.Element) -> str:
-    tags = {child.tag for child in case}
-    if "error" in tags:
-        return "error"
-    if "failure" in tags:
-        return "failed"
-    return "skipped" if "skipped" in tags else "passed"
 
 
 def _result(
     spec: RunSpec,
     code: int,
     duration: float,
-    cases: dict[str, str],
+    cases: dict[str, Outcome],
     frozen: frozenset[str],
     timed_out: bool,
     tail: tuple[str, ...],
 ) -> RunResult:
-    bad = sorted(n for n, o in cases.items() if o in ("failed", "error"))
+    bad = sorted(n for n, o in cases.items() if o in (Outcome.FAILED, Outcome.ERROR))
     frozen_bad = tuple(n for n in bad if is_frozen(n, frozen))
-    counts = {o: sum(1 for v in cases.values() if v == o) for o in _RANK}
+    counts = {o: sum(1 for v in cases.values() if v is o) for o in Outcome}
     return RunResult(
         label=spec.label, selected=spec.selected, exit_code=code, duration=duration,
-        passed=counts["passed"], failed=counts["failed"], errors=counts["error"],
-        skipped=counts["skipped"], failed_ids=tuple(n for n in bad if n not in frozen_bad),
+        passed=counts[Outcome.PASSED], failed=counts[Outcome.FAILED],
+        errors=counts[Outcome.ERROR], skipped=counts[Outcome.SKIPPED],
+        failed_ids=tuple(n for n in bad if n not in frozen_bad),
         frozen_failed_ids=frozen_bad, timed_out=timed_out, seed=spec.seed, output_tail=tail,
     )
 
@@ -349,7 +291,7 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
     """Run every pytest invocation the band needs, in ``tree``, under the project's python."""
     python = interp.project_python(root, config)
     pinned = config.pinned_env()
-    with worktrees.scratch_dir(root, "band") as workdir:
+    with scratch.scratch_dir("band", root) as workdir:
         # Hypothesis' example database would replay old failures into a pinned-seed run.
         env = interp.test_env(config, tree.path,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})

@@ -1,9 +1,11 @@
-"""One test's outcome in one pytest run, read from the JUnit XML that run wrote.
+"""The one reader of pytest's JUnit XML: each test's outcome in one run.
 
 Outcomes come from the XML, never from the exit code alone: exit 1 means "some test failed",
 not "this one did", and a conftest that does not import exits 4 before any XML exists. The
 exit code only tells a harness failure (no XML, internal error) from a test that simply is not
-there.
+there. Two views of one parse: ``read_outcome`` (one node id, for attribution) and
+``read_nodes`` (every node id with its outcome, for the band's counts and failures; it needs
+``junit_family=xunit1``, whose ``file`` attribute gives exact node ids).
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ class Case:
     name: str
     outcome: Outcome
     message: str = ""
+    file: str = ""  # xunit1 only: the test's file, relative to the rootdir
+
+    @property
+    def nodeid(self) -> str:
+        return nodeid_of(self.file, self.classname, self.name)
 
 
 @dataclass(frozen=True)
@@ -96,18 +103,19 @@ def parse_cases(xml_text: str) -> list[Case]:
 
 
 def _case(el: ET.Element) -> Case:
-    classname, name = el.get("classname", ""), el.get("name", "")
+    classname, name, file = el.get("classname", ""), el.get("name", ""), el.get("file", "")
     for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
         child = el.find(tag)
         if child is not None:
             message = child.get("message", "")
             if tag == "error" and message == _COLLECTION_FAILURE:
                 outcome = Outcome.COLLECTION_ERROR
-            return Case(classname, name, outcome, _first_line(message or child.text or ""))
+            return Case(classname, name, outcome, _first_line(message or child.text or ""), file)
     skipped = el.find("skipped")
     if skipped is not None:
-        return Case(classname, name, Outcome.SKIPPED, _first_line(skipped.get("message", "")))
-    return Case(classname, name, Outcome.PASSED)
+        message = _first_line(skipped.get("message", ""))
+        return Case(classname, name, Outcome.SKIPPED, message, file)
+    return Case(classname, name, Outcome.PASSED, file=file)
 
 
 def _first_line(text: str) -> str:
@@ -164,3 +172,34 @@ def read_outcome(xml_path: Path, nodeid: str, returncode: int, stderr: str = "")
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip()[:200] if lines else ""
+
+
+# --- every node of a run (the band) -------------------------------------------------------
+
+# Worst last. Not ``_PRIORITY``: per node, a teardown error after a failure counts as an
+# error, and a collection error is one more error, as the band has always counted them.
+_NODE_RANK = (Outcome.PASSED, Outcome.SKIPPED, Outcome.FAILED, Outcome.ERROR)
+
+
+def read_nodes(xml_path: Path) -> dict[str, Outcome]:
+    """Node id -> passed, skipped, failed or error, for every test the run reported; a test
+    reported twice keeps its worst outcome. ValueError when the XML does not parse."""
+    nodes: dict[str, Outcome] = {}
+    for case in parse_cases(xml_path.read_text(encoding="utf-8", errors="replace")):
+        outcome = Outcome.ERROR if case.outcome is Outcome.COLLECTION_ERROR else case.outcome
+        seen = nodes.get(case.nodeid, Outcome.PASSED)
+        if _NODE_RANK.index(outcome) >= _NODE_RANK.index(seen):
+            nodes[case.nodeid] = outcome
+    return nodes
+
+
+def nodeid_of(file: str, classname: str, name: str) -> str:
+    """Rebuild pytest's node id from xunit1's file, classname and name attributes."""
+    if not file:
+        return f"{classname}::{name}" if classname else name
+    module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+    if not classname:
+        return file  # a collection error: the case is the file itself
+    rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+    parts = [file, *(rest.split(".") if rest else []), name]
+    return "::".join(parts)

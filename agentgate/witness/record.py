@@ -2,7 +2,8 @@
 
 The suite runs under the project's own interpreter and pinned environment
 (``agentgate.interp``), on a clean tree of the revision: the work tree when it is clean and
-at that revision, else a temporary ``git worktree``. agentgate may itself run from
+at that revision, else the revision's worktree from ``git.worktrees``, and as a
+``run.process`` run, so an interrupt leaves no pytest behind. agentgate may itself run from
 pre-commit's isolated environment while the project's interpreter lacks it (or coverage):
 then this run alone gets a folder on ``PYTHONPATH`` holding links to agentgate's package and
 to coverage's, and ``-p agentgate.witness`` loads the plugin from there.
@@ -12,11 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +22,9 @@ from agentgate.core.config import Config
 from agentgate.core.config import load as load_config
 from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Result
-from agentgate.git import gitio
-from agentgate.run import interp
+from agentgate.git import gitio, worktrees
+from agentgate.git.scratch import scratch_dir
+from agentgate.run import interp, process
 from agentgate.witness import depgraph as graph
 from agentgate.witness import envprint
 from agentgate.witness.harvest import RAW_VERSION
@@ -45,43 +44,28 @@ def record(
     root: Path, config: Config, *, rev: str | None = None, pytest_args: Sequence[str] = ()
 ) -> Result:
     sha = gitio.resolve(root, rev or "HEAD")
-    with _tree_at(root, sha) as tree:
+    # The tree like every other run's (``worktrees``: cached, locked, reset, removed on an
+    # interrupt); the shim and the raw recording in a scratch folder under the git dir.
+    with worktrees.clean_checkout(root, sha) as tree, scratch_dir("witness", root) as tmp:
         python = interp.project_python(root, config)
         env = interp.test_env(config, tree)
-        with tempfile.TemporaryDirectory(prefix="agentgate-witness-") as tmp:
-            shim_note = _make_importable(python, env, tree, Path(tmp) / "shim")
-            raw_path = Path(tmp) / "raw.json"
-            _run_suite(python, env, tree, raw_path, config, pytest_args)
-            raw = _read_raw(raw_path)
+        shim_note = _make_importable(python, env, tree, tmp / "shim")
+        raw_path = tmp / "raw.json"
+        _run_suite(python, env, tree, raw_path, config, pytest_args)
+        raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
+    worktrees.prune(root)  # after the lock is released; the tree just used is kept
     replaced = Store.for_repo(root).save(witness)
     return _result(witness, replaced, shim_note)
 
 
-@contextmanager
-def _tree_at(root: Path, sha: str) -> Iterator[Path]:
-    """The work tree when it is exactly ``sha``; otherwise a temporary worktree of it."""
-    if gitio.head_sha(root) == sha and gitio.is_clean(root):
-        yield root
-        return
-    holder = gitio.state_dir(root) / "worktrees"
-    holder.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f"witness-{sha[:12]}-", dir=holder))
-    gitio.worktree_add(root, path, sha)
-    try:
-        yield path
-    finally:
-        gitio.worktree_remove(root, path)
-
-
 def _probe(python: str, env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [python, "-c", _PROBE], env=env, cwd=cwd, capture_output=True, text=True
-    )
+    done = process.capture([python, "-c", _PROBE], env=env, cwd=cwd)
     try:
-        found: dict[str, Any] = json.loads(proc.stdout)
+        found: dict[str, Any] = json.loads(done.stdout)
     except ValueError:
-        raise AgentgateError(f"{python} does not run ({proc.stderr.strip()[:200]}); "
+        why = done.stderr.decode("utf-8", "replace").strip()[:200]
+        raise AgentgateError(f"{python} does not run ({why}); "
                              "set [tool.agentgate] python") from None
     return found
 
@@ -118,10 +102,10 @@ def _run_suite(
         f"--rootdir={tree}", *pytest_args,
     ]
     # pytest's own output goes to stderr: stdout carries agentgate's report.
-    proc = subprocess.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
-    if proc.returncode not in (0, 1) or not raw_path.is_file():
+    done = process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
+    if done.returncode not in (0, 1) or not raw_path.is_file():
         raise AgentgateError(
-            f"pytest exited {proc.returncode} while recording (see its output above); "
+            f"pytest exited {done.returncode} while recording (see its output above); "
             "fix the suite's collection or configuration and record again"
         )
 
@@ -154,11 +138,9 @@ def env_fingerprint(python: str) -> str:
     """The interpreter and its installed distributions, as the project's interpreter sees
     them in isolated mode (no PYTHONPATH, no user site): the same at record and gate time."""
     source = Path(envprint.__file__).read_text(encoding="utf-8")
-    proc = subprocess.run(
-        [python, "-I", "-c", source], capture_output=True, text=True, env=gitio.no_git_env()
-    )
+    done = process.capture([python, "-I", "-c", source], env=gitio.no_git_env())
     try:
-        return envprint.fingerprint(json.loads(proc.stdout))
+        return envprint.fingerprint(json.loads(done.stdout))
     except ValueError:
         return ""
 

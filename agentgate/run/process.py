@@ -1,0 +1,177 @@
+"""The one way agentgate runs a project's test process: its own process group, killed whole.
+
+Every run gets a new session (so a process group of its own and no controlling terminal),
+stdin from ``/dev/null`` and an optional time limit. However the run ends -- it finished, hit
+its limit, or agentgate was interrupted by Ctrl-C, SIGTERM or any exception -- the whole group
+is sent SIGKILL and the leader reaped, so no pytest and nothing a test started outlives the
+run. A test that leaves a server behind after passing loses it too: a run's group is its own.
+
+SIGKILL directly, not SIGTERM and a grace period: nothing in the group holds state agentgate
+keeps (the outcome is read from files the run already wrote, and the tree is reset or removed
+after), a grace period would only delay every Ctrl-C, and a test that ignores SIGTERM would
+delay it for the whole grace. A process that calls ``setsid`` itself leaves the group; no
+process-group kill can reach it.
+
+``Session`` runs several processes at once (attribution's thread pool): it tracks the live
+groups, ``cancel`` kills them all, and leaving the ``with`` block kills and reaps whatever is
+still alive. ``run`` is one process in a session of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+from agentgate.git.scratch import held_interrupts
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+    from types import TracebackType
+
+# What subprocess accepts for stdout/stderr: a file, DEVNULL, or (for stderr) STDOUT.
+Sink = int | IO[Any]
+DEVNULL = subprocess.DEVNULL
+STDOUT = subprocess.STDOUT
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int  # negative: killed by that signal (always, when timed out)
+    timed_out: bool
+    seconds: float
+    stdout: bytes = b""  # only from ``capture``
+    stderr: bytes = b""
+
+
+class Session:
+    """Runs processes, from any thread; every group still alive dies with the session."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._cancelled = False
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.cancel()
+        for proc in self._snapshot():
+            self._end(proc)
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+        timeout: float | None = None, stdout: Sink = DEVNULL, stderr: Sink = DEVNULL,
+    ) -> Finished:
+        """Run ``argv`` to its end or its limit; OSError when it cannot start at all."""
+        start = time.monotonic()
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            proc = self._spawn(argv, cwd, env, stdout, stderr)
+            timed_out = _waited_out(proc, timeout)
+        finally:
+            if proc is not None:
+                self._end(proc)
+        assert proc is not None and proc.returncode is not None
+        return Finished(proc.returncode, timed_out, time.monotonic() - start)
+
+    def cancel(self) -> None:
+        """Kill every live group; a run asked for afterwards raises KeyboardInterrupt."""
+        with self._lock:
+            self._cancelled = True
+        for proc in self._snapshot():
+            _kill_group(proc)
+
+    def _spawn(
+        self, argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None,
+        stdout: Sink, stderr: Sink,
+    ) -> subprocess.Popen[bytes]:
+        # Interrupts wait until the child is on the live list: between Popen returning and
+        # the add, a Ctrl-C would leave a group nobody kills.
+        with held_interrupts(), self._lock:
+            if self._cancelled:
+                raise KeyboardInterrupt
+            proc = subprocess.Popen(
+                list(argv), cwd=cwd, env=env, stdin=DEVNULL, stdout=stdout, stderr=stderr,
+                start_new_session=True,
+            )
+            self._live.add(proc)
+        return proc
+
+    def _end(self, proc: subprocess.Popen[bytes]) -> None:
+        _kill_group(proc)
+        proc.wait()  # SIGKILL cannot be caught: this returns at once
+        with self._lock:
+            self._live.discard(proc)
+
+    def _snapshot(self) -> list[subprocess.Popen[bytes]]:
+        with self._lock:
+            return list(self._live)
+
+
+def _waited_out(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    # Also after the leader exited: what it left running in its group dies with the run.
+    # (Linux does not hand out a pid still in use as a group id, so the group is ours.)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def run(
+    argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+    timeout: float | None = None, stdout: Sink = DEVNULL, stderr: Sink = DEVNULL,
+) -> Finished:
+    """One process in a session of its own."""
+    with Session() as session:
+        return session.run(argv, cwd=cwd, env=env, timeout=timeout, stdout=stdout,
+                           stderr=stderr)
+
+
+def capture(
+    argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> Finished:
+    """``run`` with stdout and stderr kept. They go to files, not pipes: a process the run
+    left behind holding a pipe open would make a finished run look hung."""
+    import tempfile  # here: the CLI imports this module on every commit, for the handler
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        done = run(argv, cwd=cwd, env=env, timeout=timeout, stdout=out, stderr=err)
+        out.seek(0)
+        err.seek(0)
+        return Finished(done.returncode, done.timed_out, done.seconds, out.read(), err.read())
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``kill``) unwinds like Ctrl-C: the same cleanup of
+    worktrees, scratch folders and process groups, and the same exit 130."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
