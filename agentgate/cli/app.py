@@ -1,7 +1,9 @@
 """Entry point: the root typer app, and the one handler that maps failures to exit codes.
 
-``agentgate hook pre-commit`` is dispatched before typer is imported at all: it runs on
-every commit and must feel instant (``import typer`` alone costs ~0.15 s).
+``plan`` and the hook commands are dispatched before typer is imported at all when their
+command line is well formed (``cli/fast.py``): the commit hook runs on every commit and must
+feel instant (``import typer`` alone costs ~0.15 s). Anything else, a usage error included,
+goes to the typer app, so its messages and exit 64 are the same for every command.
 """
 
 from __future__ import annotations
@@ -61,18 +63,15 @@ def _say(line: str) -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    fast = {"pre-commit": "pre_commit", "commit-msg": "commit_msg"}
-    if args[:1] == ["hook"] and args[1:2] and args[1] in fast and not {"-h", "--help"} & set(args):
-        from agentgate.flows import hooks as hookcmd
+    # The spec and its parser are stdlib only; typer is imported only when it is needed.
+    from agentgate.cli import fast, parse, spec
 
-        func: Callable[[list[str]], int] = getattr(hookcmd, fast[args[1]])
-        return func(args[2:])
-    if args[:1] == ["plan"] and not {"-h", "--help"} & set(args):
-        from agentgate.cli import fastplan
-
-        parsed = fastplan.parse(args[1:])
-        if parsed is not None:
-            return fastplan.run(parsed)
+    found = spec.lookup(args)
+    impl = fast.COMMANDS.get(found[0].path) if found else None
+    if found and impl:
+        values = parse.parse(found[0], found[1])
+        if values is not None:
+            return impl(**values)
     return _run_typer(args)
 
 

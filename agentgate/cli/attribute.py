@@ -1,4 +1,5 @@
-"""``agentgate attribute``: thin -- parse options, call ``attribution.attribute``, print.
+"""``agentgate attribute``: thin -- call ``attribution.attribute``, print; options are in
+``cli/spec.py``.
 
 Exit codes: 0 PRE_EXISTING or NO_REPRO, 1 PATCH_INDUCED, 2 HARNESS_ENV, PATCH_MASKS,
 NOT_COLLECTED or BASE_UNAVAILABLE (a human or the full suite decides), 4 a refused
@@ -7,14 +8,13 @@ NOT_COLLECTED or BASE_UNAVAILABLE (a human or the full suite decides), 4 a refus
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from agentgate.cli.common import FormatOption, RepoOption, finish, repo_and_config
-from agentgate.report.render import Format
+from agentgate.cli.common import finish, repo_and_config
 
 
 def _date(value: str | None, option: str) -> date | None:
@@ -27,37 +27,11 @@ def _date(value: str | None, option: str) -> date | None:
 
 
 def attribute(
-    nodeid: Annotated[str, typer.Argument(help="The test's node id, path::name.")],
-    base: Annotated[str | None, typer.Option(help="Base branch or commit (default: "
-                                             "config base_branch, origin/HEAD, main).")] = None,
-    head: Annotated[str, typer.Option(help="The patch's commit.")] = "HEAD",
-    runs: Annotated[int, typer.Option("--runs", "-n", help="Seeds swept: 0..N-1.")] = 10,
-    repeats: Annotated[int, typer.Option(help="Re-runs of each matched seed per tree.")] = 3,
-    seed: Annotated[list[int] | None, typer.Option(
-        "--seed", help="A seed for --mode matched (repeatable; default: config seed).")] = None,
-    mode: Annotated[str, typer.Option(help="both (default), swept or matched.")] = "both",
-    context: Annotated[str, typer.Option(
-        help="alone (default), or file: inside its whole file, in seeded orders.")] = "alone",
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Parallel runs (default: the machine's cores).")] = None,
-    serial: Annotated[bool, typer.Option(
-        help="One run at a time, base's before head's (timing-sensitive tests).")] = False,
-    timeout: Annotated[float | None, typer.Option(
-        help="Seconds per run before it is killed (default: config timeout).")] = None,
-    revert_code: Annotated[bool, typer.Option(
-        help="If the test is new, also run it against the base's code.")] = False,
-    freeze: Annotated[bool, typer.Option(
-        help="Write a freeze record (only when the verdict allows it).")] = False,
-    owner: Annotated[str | None, typer.Option(help="Who answers for the freeze.")] = None,
-    until: Annotated[str | None, typer.Option(help="Freeze expiry, YYYY-MM-DD.")] = None,
-    reason: Annotated[str, typer.Option(help="Why it is frozen (default: the evidence).")] = "",
-    today: Annotated[str | None, typer.Option(hidden=True, help="Pretend today is.")] = None,
-    repo: RepoOption = Path("."),
-    fmt: FormatOption = Format.TEXT,
+    *, nodeid: str, base: str | None, head: str, runs: int, repeats: int,
+    seed: list[int] | None, mode: str, context: str, jobs: int | None, serial: bool,
+    timeout: float | None, revert_code: bool, freeze: bool, owner: str | None,
+    until: str | None, reason: str, today: str | None, repo: Path, fmt: str,
 ) -> int:
-    """Did the patch cause this test's failure, or find it? Runs it on base and head under
-    controlled seeds and says which (PATCH_INDUCED, PRE_EXISTING, HARNESS_ENV, NO_REPRO,
-    PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE)."""
     # lazy: every other command's start-up stays light
     from agentgate.attribution.attribute import attribute
     from agentgate.attribution.request import FreezeRequest, Request
@@ -80,6 +54,4 @@ def attribute(
     return finish(attribute(root, config, request), fmt)
 
 
-def register(app: typer.Typer) -> None:
-    """Adds this area's commands to the root app."""
-    app.command("attribute")(attribute)
+COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {("attribute",): attribute}

@@ -1,4 +1,5 @@
-"""Builds the typer app from each area's ``register(app)``; the areas hold no logic."""
+"""Builds the typer app: the commands of ``cli/spec.py``, each calling its area's
+implementation (``COMMANDS`` in each area module); the areas hold no logic."""
 
 from __future__ import annotations
 
@@ -27,16 +28,20 @@ def build_app() -> typer.Typer:
     @app.callback()
     def _root(
         version: Annotated[
-            bool, typer.Option("--version", callback=_version, is_eager=True)
+            bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
+                               help="Show the version and exit.")
         ] = False,
-        debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+        debug: Annotated[
+            bool, typer.Option("--debug", metavar="", help="Show tracebacks.")
+        ] = False,
     ) -> None:
         """agentgate: verdicts are exit codes (0 scoped, 1 failed, 2 promote, 3 scope
         escape, 4 blocked, 64 usage or configuration error)."""
 
-    from agentgate.cli import attribute, ledger, plan, witness
-    from agentgate.cli import trust as gate
+    from agentgate.cli import attribute, build, ledger, plan, trust, witness
 
-    for area in (gate, plan, ledger, attribute, witness):
-        area.register(app)
+    impls = {}
+    for area in (trust, plan, ledger, attribute, witness):
+        impls.update(area.COMMANDS)
+    build.add_commands(app, impls)
     return app

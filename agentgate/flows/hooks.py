@@ -7,7 +7,6 @@ and must feel instant.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,49 +19,26 @@ from agentgate.git import gitio
 from agentgate.report.render import Format, emit
 
 
-def _split(args: list[str]) -> tuple[Format, list[str]]:
-    """``--format F`` and the positional arguments git or pre-commit pass to a hook."""
-    fmt, positional, rest = Format.TEXT, [], iter(args)
-    for arg in rest:
-        value = next(rest, "") if arg in ("--format", "-f") else None
-        if arg.startswith("--format="):
-            value = arg.split("=", 1)[1]
-        if value is not None:
-            if value not in tuple(Format):
-                raise AgentgateError(f"--format takes text, json or markdown, not {value!r}")
-            fmt = Format(value)
-        elif not arg.startswith("-"):
-            positional.append(arg)
-    return fmt, positional
-
-
-def _format(args: list[str]) -> Format:
-    return _split(args)[0]
-
-
-def pre_commit(args: list[str]) -> int:
+def pre_commit(fmt: Format) -> int:
     root = gitio.repo_root(Path.cwd())
     result = gate.check_staged(root, os.environ)
-    emit(result, _format(args))
+    emit(result, fmt)
     return result.exit_code
 
 
-def commit_msg(args: list[str]) -> int:
+def commit_msg(message_file: Path, fmt: Format) -> int:
     """The message is known only here: its trailers can name an agent the env did not."""
-    files = _split(args)[1]
-    if not files:
-        raise AgentgateError("hook commit-msg needs the message file git passes to the hook")
     root = gitio.repo_root(Path.cwd())
     head = gitio.head_sha(root)
     config = gate.config_at(root, head)
-    trailers = gitio.message_trailers(root, Path(files[0]))
+    trailers = gitio.message_trailers(root, message_file)
     agent = agents.from_trailers(trailers, config.agents)
     result = Result(command="hook commit-msg", head=head)
     if agent:
         changes = gitio.staged_changes(root, head)
         result.reasons += gate.staged_trust(root, config, changes, head=head, agent=agent)
         result.notes.append(f"agent commit: {agent}")
-    emit(result, _format(args))
+    emit(result, fmt)
     return result.exit_code
 
 
@@ -163,14 +139,12 @@ def _base_candidates(configured: str | None, remote: str | None) -> list[str]:
 
 
 def pre_push(
-    args: list[str], stdin_text: str | None = None, env: Mapping[str, str] | None = None
+    fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None
 ) -> int:
+    """``remote`` as git passes it; under pre-commit, which passes none, its variable."""
     env = os.environ if env is None else env
     root = gitio.repo_root(Path.cwd())
-    fmt, positional = _split(args)
-    remote = positional[0] if positional else env.get("PRE_COMMIT_REMOTE_NAME")
-    if stdin_text is None:
-        stdin_text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    remote = remote if remote is not None else env.get("PRE_COMMIT_REMOTE_NAME")
     codes = []
     for push in push_ranges(root, env, stdin_text, remote):
         result = check_push(root, push)

@@ -1,0 +1,68 @@
+"""The commands that run before typer is imported: ``plan`` and the hooks.
+
+Planning must be a small fraction of collecting a suite, and the commit hook must feel
+instant; typer's start-up (its parameter adapters, rich) alone is ~0.3 s of CPU. These
+implementations take the spec's parsed values, so the fast path (``cli/parse.py``) and the
+typer app (``cli/build.py``) both call them, and neither depends on typer.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from agentgate.report.render import Format
+
+
+def plan(*, base: str, head: str, fmt: str, explain: str | None, repo: Path) -> int:
+    """Which tests the range must run, and why; exit code is the verdict."""
+    from agentgate.flows import check as checkrun
+    from agentgate.git import gitio
+    from agentgate.report.render import emit
+
+    root = gitio.repo_root(repo)
+    result = checkrun.plan(root, base, head, explain=repo_relative(root, explain))
+    emit(result, Format(fmt))
+    return result.exit_code
+
+
+def hook_pre_commit(*, fmt: str) -> int:
+    from agentgate.flows import hooks
+
+    return hooks.pre_commit(Format(fmt))
+
+
+def hook_commit_msg(*, message_file: Path, fmt: str) -> int:
+    from agentgate.flows import hooks
+
+    return hooks.commit_msg(message_file, Format(fmt))
+
+
+def hook_pre_push(*, remote: str | None, url: str | None, fmt: str) -> int:
+    """``url`` is accepted because git passes it; the refs on stdin say all that is needed."""
+    from agentgate.flows import hooks
+
+    stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    return hooks.pre_push(Format(fmt), remote, stdin)
+
+
+COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {
+    ("plan",): plan,
+    ("hook", "pre-commit"): hook_pre_commit,
+    ("hook", "commit-msg"): hook_commit_msg,
+    ("hook", "pre-push"): hook_pre_push,
+}
+
+
+def repo_relative(root: Path, path: str | None) -> str | None:
+    """``--explain`` accepts a path as typed from the current folder, or repo-relative."""
+    if path is None:
+        return None
+    candidate = Path(path)
+    if candidate.exists():
+        try:
+            return candidate.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path
