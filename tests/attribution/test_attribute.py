@@ -41,12 +41,6 @@ TEST_PICK = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _no_plugin_autoload(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The machine's pytest plugins (hypothesis, benchmark...) only slow these runs down."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-
-
 def truth(repo: GitRepo, expr: str, seeds: int = SEEDS) -> dict[int, str]:
     """``expr`` evaluated by the project's interpreter under each seed."""
     python = interp.project_python(repo.path, config_mod.load(repo.path))

@@ -31,13 +31,6 @@ from agentgate.core.model import Verdict
 from agentgate.report.render import text_lines
 from agentgate.run.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
 
-
-@pytest.fixture(autouse=True)
-def _no_plugin_autoload(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The machine's pytest plugins (hypothesis, benchmark...) only slow these runs down."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-
-
 P, F, E, S = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 NC, HE, CE = Outcome.NOT_COLLECTED, Outcome.HARNESS_ERROR, Outcome.COLLECTION_ERROR
 

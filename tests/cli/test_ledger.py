@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ledger.test_records import LEDGER, SESSION, TAX, write_freeze
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.ledger import LEDGER, SESSION, TAX, write_freeze
 
 TODAY = "2026-01-10"
 TAX_FILE = f"{LEDGER}/tests_test_tax.py_test_tax-"  # + hash + .json

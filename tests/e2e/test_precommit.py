@@ -421,7 +421,7 @@ def test_freeze_record_for_a_test_the_same_patch_breaks_is_blocked(
 ) -> None:
     """Issue 4: an agent breaks a test and freezes it in the same commit; the hook refuses,
     and the ledger record alone (by a human) must be valid to pass."""
-    from tests.ledger.test_records import freeze_json
+    from tests.support.ledger import freeze_json
 
     nodeid = "tests/test_tax.py::test_tax"
     before = project.sha()

@@ -7,22 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agentgate.flows import check as checkrun
-from tests.flows.test_plan import CHAIN_APP, commit
-from tests.ledger.test_records import write_freeze
+from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.ledger import write_freeze
 
 BROKEN_RATES = "RATE = 0.5\n"  # total(10) == 15: test_session and test_report fail
-
-
-@pytest.fixture
-def chain(repo: GitRepo) -> GitRepo:
-    repo.files(CHAIN_APP)
-    repo.commit("initial")
-    repo.git("tag", "base")
-    return repo
 
 
 def check_json(repo: GitRepo, *, shadow: bool = False) -> dict[str, Any]:

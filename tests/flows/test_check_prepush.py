@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agentgate
-from tests.flows.test_plan import CHAIN_APP
+from tests.support.chain_app import CHAIN_APP
 from tests.support.e2e_project import push, remote_sha, set_up_remote
 from tests.support.git_repo import GitRepo, git_env
 

@@ -5,41 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from agentgate.flows import check as checkrun
+from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate
-
-# tests/test_report.py -> app/report.py (imports inside a function) -> app/checkout/session.py
-# (a relative import) -> app/pricing/tax.py -> app/pricing/rates.py
-CHAIN_APP = {
-    "app/__init__.py": "",
-    "app/pricing/__init__.py": "",
-    "app/pricing/rates.py": "RATE = 0.2\n",
-    "app/pricing/tax.py": "from app.pricing.rates import RATE\n\n"
-    "def tax(x):\n    return x * RATE\n",
-    "app/checkout/__init__.py": "",
-    "app/checkout/session.py": "from ..pricing import tax as tax_mod\n\n"
-    "def total(x):\n    return x + tax_mod.tax(x)\n",
-    "app/report.py": "def render(x):\n    from app.checkout.session import total\n\n"
-    "    return f'{total(x):.2f}'\n",
-    "app/util.py": "def shout(s):\n    return s.upper()\n",
-    "tests/test_session.py": "from app.checkout.session import total\n\n"
-    "def test_total():\n    assert total(10) == 12\n",
-    "tests/test_report.py": "from app.report import render\n\n"
-    "def test_render():\n    assert render(10) == '12.00'\n",
-    "tests/test_util.py": "from app.util import shout\n\ndef test_shout():\n"
-    "    assert shout('a') == 'A'\n",
-    "README.md": "demo\n",
-}
-
-
-@pytest.fixture
-def chain(repo: GitRepo) -> GitRepo:
-    repo.files(CHAIN_APP)
-    repo.commit("initial")
-    repo.git("tag", "base")
-    return repo
 
 
 def plan_json(repo: GitRepo, explain: str | None = None) -> dict[str, Any]:
@@ -48,11 +16,6 @@ def plan_json(repo: GitRepo, explain: str | None = None) -> dict[str, Any]:
 
 def codes(data: dict[str, Any]) -> list[str]:
     return [r["code"] for r in data["reasons"]]
-
-
-def commit(repo: GitRepo, files: dict[str, str], message: str = "change") -> None:
-    repo.files(files)
-    repo.commit(message)
 
 
 def test_three_link_chain_through_a_function_level_and_a_relative_import(chain: GitRepo) -> None:

@@ -15,8 +15,8 @@ from agentgate.core.errors import EXIT_USAGE, AgentgateError
 from agentgate.core.model import Verdict
 from agentgate.flows import thaw as ledger_drill
 from agentgate.ledger import records as ledger
-from tests.ledger.test_records import write_freeze
 from tests.support.git_repo import GitRepo
+from tests.support.ledger import write_freeze
 
 TODAY = date(2026, 1, 10)  # records are frozen on this day, for 14 days
 LATER = TODAY + timedelta(days=3)

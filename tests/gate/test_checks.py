@@ -6,8 +6,8 @@ import json
 
 from agentgate.core.model import Verdict
 from agentgate.gate import checks as gate
-from tests.ledger.test_records import TAX, freeze_json
 from tests.support.git_repo import GitRepo
+from tests.support.ledger import TAX, freeze_json
 
 
 def test_a_valid_record_committed_alone_by_a_human_passes(app_repo: GitRepo) -> None:
