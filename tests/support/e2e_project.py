@@ -1,9 +1,8 @@
 """The example project and the staged edits that the hook end-to-end tests commit for real.
 
-Shared by tests/test_hooks_e2e.py and tests/test_hooks_e2e_push.py (plain ``hooks/`` scripts
-through ``core.hooksPath``) and tests/test_precommit_e2e.py (the same hooks installed by the
-pre-commit framework), so both paths are held to the same scenarios. Every git call is a
-real git; nothing is mocked.
+Shared by every test in tests/e2e/, whichever driver installed the hooks (plain ``hooks/``
+scripts through ``core.hooksPath``, or the pre-commit framework: see hook_drivers.py), and by
+tests/flows/test_check_prepush.py. Every git call is a real git; nothing is mocked.
 """
 
 from __future__ import annotations
@@ -243,3 +242,15 @@ def bad_commit(repo: GitRepo, message: str = "agent: widen scope and fix tax") -
 def good_commit(repo: GitRepo, value: str = "0.3", message: str = "fix tax") -> str:
     edit_code(repo, value)
     return repo.commit(message, add=False)
+
+
+def push_new_branch_over_old_sin(repo: GitRepo, env: dict[str, str]) -> tuple[str, str, Outcome]:
+    """main already holds a mixed commit (pushed past the hooks); a new branch ``feature``
+    with one good commit of its own is pushed. Returns (fork point, feature's head, the push):
+    the branch must be judged by its own commits only."""
+    bad_commit(repo, "old sin on main")
+    repo.git("push", "-q", "--no-verify", "origin", "main", env=env)
+    fork = repo.sha()
+    repo.git("checkout", "-q", "-b", "feature")
+    head = good_commit(repo)
+    return fork, head, push(repo, env, "origin", "feature")

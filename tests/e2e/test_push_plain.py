@@ -1,82 +1,38 @@
-"""The plain ``hooks/pre-push`` script, end to end: real ``git push`` to a local bare remote.
+"""Push time through the plain ``hooks/pre-push`` script only: scenarios the pre-commit
+driver does not have or handles otherwise (every ref of a multi-ref push, the new-branch note,
+shallow clones, SHA-256 repositories). Shared push scenarios are in test_push.py.
 
-As in tests/test_hooks_e2e.py, the hooks are copies of this checkout's ``hooks/`` used through
-``core.hooksPath``; each test checks git's exit code, the hook's exit code (git's trace2
-events) and the hook's lines. Bad commits are made with ``--no-verify``, as some agents do by
-default: the push is where they are caught.
+The hooks are copies of this checkout's ``hooks/`` used through ``core.hooksPath``; each test
+checks git's exit code, the hook's exit code (git's trace2 events) and the hook's lines.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from tests.support.e2e_project import (
     CLAUDE_TRAILER,
-    HOW_TO,
-    SCOPE,
     bad_commit,
-    copy_hooks,
     good_commit,
-    hooked_project,
-    plain_hook_env,
     populate,
     push,
+    push_new_branch_over_old_sin,
     remote_sha,
-    set_up_remote,
     widen_scope,
 )
 from tests.support.git_repo import GitRepo
+from tests.support.hook_drivers import Driver, PlainHooks
 
 pytestmark = pytest.mark.e2e
+DRIVERS = ("hooks",)
 
 
 @pytest.fixture
-def env() -> dict[str, str]:
-    return plain_hook_env()
-
-
-@pytest.fixture
-def hooks_dir(tmp_path: Path) -> Path:
-    return copy_hooks(tmp_path)
-
-
-@pytest.fixture
-def project(tmp_path: Path, hooks_dir: Path) -> GitRepo:
-    return hooked_project(tmp_path / "shop repo", hooks_dir)
-
-
-@pytest.fixture
-def remote(project: GitRepo, env: dict[str, str]) -> GitRepo:
-    return set_up_remote(project, env)
-
-
-def test_push_of_a_no_verify_mixed_commit_is_blocked(
-    project: GitRepo, remote: GitRepo, env: dict[str, str]
-) -> None:
-    before = remote_sha(remote, "main")
-    bad = bad_commit(project)
-    outcome = push(project, env, "origin", "main")
-    assert outcome.code != 0 and outcome.hooks == {"pre-push": [4]}, outcome.out
-    assert "agentgate hook pre-push refs/heads/main: blocked (exit 4)" in outcome.out
-    [line] = outcome.lines("blocked: trust-mixed")
-    assert line.startswith(f"blocked: trust-mixed [{bad[:10]}] {SCOPE}: trust file {SCOPE}")
-    assert HOW_TO in line
-    assert remote_sha(remote, "main") == before
-
-
-def test_push_of_clean_commits_passes(
-    project: GitRepo, remote: GitRepo, env: dict[str, str]
-) -> None:
-    base = project.sha()
-    head = good_commit(project)
-    outcome = push(project, env, "origin", "main")
-    assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
-    assert "agentgate hook pre-push refs/heads/main: scoped (exit 0)" in outcome.out
-    assert f"range: {base[:10]}...{head[:10]}" in outcome.out
-    assert remote_sha(remote, "main") == head
+def hooks_dir(driver: Driver) -> Path:
+    assert isinstance(driver, PlainHooks)
+    return driver.hooks_dir
 
 
 @pytest.mark.parametrize("agent", ["identity", "trailer"])
@@ -98,12 +54,7 @@ def test_new_branch_is_compared_with_its_merge_base(
 ) -> None:
     """main already holds a mixed commit (pushed past the hooks): a new branch is judged
     only by its own commits, from the merge-base with origin/main."""
-    bad_commit(project, "old sin on main")
-    project.git("push", "-q", "--no-verify", "origin", "main", env=env)
-    fork = project.sha()
-    project.git("checkout", "-q", "-b", "feature")
-    head = good_commit(project)
-    outcome = push(project, env, "origin", "feature")
+    fork, head, outcome = push_new_branch_over_old_sin(project, env)
     assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
     assert f"range: {fork[:10]}...{head[:10]}" in outcome.out
     assert "note: new branch: compared against its merge-base with refs/remotes/origin/main" in (
@@ -134,38 +85,6 @@ def test_new_branch_at_the_tip_of_main_passes(
     project.git("checkout", "-q", "-b", "feature")
     outcome = push(project, env, "origin", "feature")
     assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
-
-
-def test_deleting_a_remote_branch_passes(
-    project: GitRepo, remote: GitRepo, env: dict[str, str]
-) -> None:
-    project.git("checkout", "-q", "-b", "feature")
-    bad_commit(project)  # the branch itself would be blocked, but deleting it pushes nothing
-    project.git("push", "-q", "--no-verify", "origin", "feature", env=env)
-    outcome = push(project, env, "origin", ":feature")
-    assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
-    assert "agentgate hook pre-push" not in outcome.out  # nothing to check, nothing to say
-    assert remote_sha(remote, "feature") is None
-
-
-def test_force_push_is_compared_with_what_the_remote_had(
-    project: GitRepo, remote: GitRepo, env: dict[str, str]
-) -> None:
-    fork = project.sha()
-    first = good_commit(project, "0.3")
-    project.git("push", "-q", "--no-verify", "origin", "main", env=env)
-    project.git("reset", "-q", "--hard", fork)
-    bad_commit(project)
-    outcome = push(project, env, "--force", "origin", "main")
-    assert outcome.code != 0 and outcome.hooks == {"pre-push": [4]}, outcome.out
-    assert remote_sha(remote, "main") == first
-    project.git("reset", "-q", "--hard", fork)
-    head = good_commit(project, "0.35", "fix tax differently")
-    outcome = push(project, env, "--force", "origin", "main")
-    assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
-    # A...B: from their merge-base (fork), whichever of the two the report names as base.
-    assert re.search(rf"range: ({fork[:10]}|{first[:10]})\.\.\.{head[:10]}", outcome.out)
-    assert remote_sha(remote, "main") == head
 
 
 def test_force_push_over_a_remote_tip_unknown_here(
