@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentgate.core.config import DEFAULT_AGENT_ENV
-from tests.helpers import AUTHOR, EMAIL, GitRepo
+from tests.support.git_repo import AUTHOR, EMAIL, GitRepo
 
 
 @pytest.fixture(autouse=True)

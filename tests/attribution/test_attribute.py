@@ -1,0 +1,507 @@
+"""``agentgate attribute`` end to end: real repositories, real worktrees, real pytest runs.
+
+The tests in these repositories fail as deterministic functions of ``PYTHONHASHSEED``
+(through set iteration order). Which seeds fail is never written down here: ``truth`` asks
+the project's interpreter for the set order under each seed, and the attribution must agree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agentgate.attribution import attribute as engine
+from agentgate.attribution.request import Request
+from agentgate.core import config as config_mod
+from agentgate.core.errors import AgentgateError
+from agentgate.core.model import Result
+from agentgate.git import gitio, worktrees
+from agentgate.run import interp
+from tests.support.git_repo import GitRepo, run_agentgate
+
+SEEDS = 4
+ITEMS = '["apple", "pear"]'
+SET_FIRST = f"next(iter(set({ITEMS})))"
+NODE = "tests/test_core.py::test_pick"
+
+BASE_CODE = f"def pick(items):\n    return max(set(items))\n\nITEMS = {ITEMS}\n"
+SET_ORDER_CODE = f"def pick(items):\n    return next(iter(set(items)))\n\nITEMS = {ITEMS}\n"
+TEST_PICK = (
+    "from app.core import ITEMS, pick\n\n"
+    "def test_pick():\n    assert pick(ITEMS) == max(ITEMS)\n"
+)
+
+
+def truth(repo: GitRepo, expr: str, seeds: int = SEEDS) -> dict[int, str]:
+    """``expr`` evaluated by the project's interpreter under each seed."""
+    python = interp.project_python(repo.path, config_mod.load(repo.path))
+    values = {}
+    for seed in range(seeds):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([python, "-c", f"print({expr})"], env=env, capture_output=True,
+                             text=True, check=True)
+        values[seed] = out.stdout.strip()
+    return values
+
+
+def seeds_where(repo: GitRepo, expr: str, value: str) -> list[int]:
+    seeds = [s for s, v in truth(repo, expr).items() if v == value]
+    # The scenario needs both outcomes among the seeds, or it proves nothing.
+    assert 0 < len(seeds) < SEEDS, f"{expr} is {value!r} under seeds {seeds} of 0..{SEEDS - 1}"
+    return seeds
+
+
+def patch_repo(
+    repo: GitRepo, base: dict[str, str], head: dict[str, str], remove: tuple[str, ...] = ()
+) -> tuple[str, str]:
+    """``main`` with the base files; branch ``patch`` one commit on with the head changes."""
+    repo.files({"app/__init__.py": "", "tests/__init__.py": "", **base})
+    base_sha = repo.commit("base")
+    repo.git("checkout", "-q", "-b", "patch")
+    repo.files(head)
+    if remove:
+        repo.rm(*remove)
+    return base_sha, repo.commit("patch")
+
+
+def attribute(repo: GitRepo, nodeid: str = NODE, **options: object) -> Result:
+    options.setdefault("runs", SEEDS)
+    options.setdefault("repeats", 2)
+    request = Request(nodeid=nodeid, base="main", **options)  # type: ignore[arg-type]
+    return engine.attribute(repo.path, config_mod.load(repo.path), request)
+
+
+def no_worktree_left(repo: GitRepo) -> bool:
+    registered = [p.resolve() for p in gitio.worktrees(repo.path)]
+    folder = worktrees.worktrees_dir(repo.path)
+    names = [p.name for p in folder.iterdir()] if folder.exists() else []
+    return registered == [repo.path.resolve()] and names == []
+
+
+# --- the verdicts ---------------------------------------------------------------------------
+
+@pytest.mark.e2e
+def test_patch_introducing_set_order_dependence_is_patch_induced(repo: GitRepo) -> None:
+    base, head = patch_repo(
+        repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_PICK},
+        {"app/core.py": SET_ORDER_CODE},
+    )
+    failing = seeds_where(repo, SET_FIRST, "apple")  # max() is "pear"
+    result = attribute(repo)
+    extra = result.extra
+    assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
+        "PATCH_INDUCED", False, 1)
+    # Each tree imported its own code: base never fails, head fails exactly where set
+    # order puts "apple" first.
+    assert extra["trees"]["base"]["failing_seeds"] == []
+    assert extra["trees"]["head"]["failing_seeds"] == failing
+    assert extra["trees"]["head"]["per_seed"][str(failing[0])] == ["failed"] * 3
+    assert extra["trees"]["base"]["per_seed"][str(failing[0])] == ["passed"] * 3
+    assert (result.base, result.head) == (base, head)
+    assert extra["recheck"].startswith(f"agentgate attribute {NODE} --base {base} --head {head}")
+    assert 0 < extra["fisher_p"] <= 1
+    low, high = extra["trees"]["head"]["ci95"]
+    assert low < extra["trees"]["head"]["rate"] < high
+    # Worktrees are kept for the next run on the same revisions.
+    assert set(worktrees.cached(repo.path)) == {base, head}
+
+
+@pytest.mark.e2e
+def test_failure_on_the_same_seeds_on_both_trees_is_pre_existing_and_freezable(
+    repo: GitRepo,
+) -> None:
+    patch_repo(
+        repo, {"app/core.py": SET_ORDER_CODE, "tests/test_core.py": TEST_PICK},
+        {"README.md": "unrelated docs change\n"},
+    )
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    until = (datetime.now(UTC).date() + timedelta(days=14)).isoformat()
+    proc = run_agentgate(
+        "attribute", NODE, "--base", "main", "--runs", str(SEEDS), "--repeats", "2",
+        "--freeze", "--owner", "Test Human", "--until", until, "--format", "json",
+        cwd=repo.path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["verdict"], data["freeze_allowed"]) == ("PRE_EXISTING", True)
+    assert data["trees"]["base"]["failing_seeds"] == data["trees"]["head"]["failing_seeds"]
+    assert data["trees"]["head"]["failing_seeds"] == failing
+    record = json.loads((repo.path / data["freeze"]["path"]).read_text(encoding="utf-8"))
+    assert record["test"] == NODE
+    assert record["verdict"] == "PRE_EXISTING"
+    assert record["owner"] == "Test Human"
+    assert record["freeze_until"] == until
+    assert record["recheck"] == data["recheck"]
+    assert record["evidence"]["base_fail"] == record["evidence"]["head_fail"] == failing
+    assert record["evidence"]["tz"] == "UTC"
+    assert record["frozen_at_sha"] == repo.sha()
+    # The ledger accepts the record it was handed.
+    check = run_agentgate("ledger", "check", cwd=repo.path)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.e2e
+def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
+    raising = (
+        f"ITEMS = {ITEMS}\n\ndef load(items):\n    first = next(iter(set(items)))\n"
+        "    if first == 'apple':\n        raise ValueError('unexpected order')\n"
+        "    return first\n"
+    )
+    swallowing = raising.replace(
+        "def load(items):\n", "def load(items):\n    try:\n        return _load(items)\n"
+        "    except ValueError:\n        return 'pear'\n\ndef _load(items):\n",
+    )
+    test = ("from app.core import ITEMS, load\n\n"
+            "def test_load():\n    assert load(ITEMS) in ITEMS\n")
+    patch_repo(repo, {"app/core.py": raising, "tests/test_core.py": test},
+               {"app/core.py": swallowing})
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    result = attribute(repo, "tests/test_core.py::test_load")
+    assert (result.extra["verdict"], result.exit_code) == ("PATCH_MASKS", 2)
+    assert result.extra["trees"]["base"]["failing_seeds"] == failing
+    assert result.extra["trees"]["head"]["failing_seeds"] == []
+    assert "unexpected order" in " ".join(result.extra["trees"]["base"]["problems"])
+
+
+COUNTER_TEST = (
+    "from pathlib import Path\n\n"
+    "def test_counter():\n"
+    "    # Shared state between runs: fails every other run, whatever the seed.\n"
+    "    path = Path(__file__).with_name('.count')\n"
+    "    count = int(path.read_text()) if path.exists() else 0\n"
+    "    path.write_text(str(count + 1))\n"
+    "    assert count % 2 == 0\n"
+)
+
+
+@pytest.mark.e2e
+def test_a_seed_that_fails_only_sometimes_is_harness_env(repo: GitRepo) -> None:
+    patch_repo(repo, {"tests/test_counter.py": COUNTER_TEST}, {"README.md": "docs\n"})
+    # One run at a time, so "every other run" falls on the same seeds in both trees'
+    # sweeps (1, 3, ...) and then splits each seed's re-runs.
+    result = attribute(repo, "tests/test_counter.py::test_counter", runs=2, jobs=1)
+    extra = result.extra
+    assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
+        "HARNESS_ENV", False, 2)
+    assert extra["trees"]["base"]["per_seed"] == {"0": ["passed"], "1": ["failed", "passed",
+                                                                           "failed"]}
+    assert "only sometimes" in extra["detail"]
+
+
+@pytest.mark.e2e
+def test_a_test_added_by_the_patch_is_not_collected_and_revert_code_runs_it(
+    repo: GitRepo,
+) -> None:
+    new_test = ("from app.core import ITEMS, pick\n\n"
+                "def test_new():\n    assert pick(ITEMS) == 'pear'\n")
+    patch_repo(repo, {"app/core.py": BASE_CODE},
+               {"app/core.py": SET_ORDER_CODE, "tests/test_new.py": new_test})
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    result = attribute(repo, "tests/test_new.py::test_new", revert_code=True)
+    extra = result.extra
+    assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
+        "NOT_COLLECTED", False, 2)
+    assert extra["trees"]["base"]["counts"]["not-collected"] == SEEDS
+    assert extra["trees"]["head"]["failing_seeds"] == failing
+    # The head's test on the base's code passes: the patch's code change makes it fail.
+    assert extra["revert_code"]["failing_seeds"] == []
+    assert extra["revert_code"]["executed"] == SEEDS
+    assert "passes with the code change reverted" in extra["revert_code"]["answer"]
+    assert no_worktree_left(repo) is False  # base and head are cached; the reverted tree is gone
+    assert all("-tmp-" not in p.name for p in worktrees.worktrees_dir(repo.path).iterdir())
+
+
+def test_a_base_whose_conftest_does_not_import_is_base_unavailable(repo: GitRepo) -> None:
+    patch_repo(
+        repo,
+        {"tests/conftest.py": "def broken(:\n", "tests/test_ok.py": "def test_ok():\n    pass\n"},
+        {"tests/conftest.py": ""},
+    )
+    result = attribute(repo, "tests/test_ok.py::test_ok", runs=2)
+    extra = result.extra
+    assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
+        "BASE_UNAVAILABLE", False, 2)
+    assert extra["trees"]["base"]["counts"]["harness-error"] == 2
+    assert extra["trees"]["head"]["counts"]["passed"] == 2
+    assert "SyntaxError" in extra["detail"]
+
+
+def test_a_base_that_cannot_be_checked_out_is_base_unavailable(repo: GitRepo) -> None:
+    repo.git("config", "filter.boom.clean", "cat")
+    patch_repo(
+        repo, {".gitattributes": "data.bin filter=boom\n", "data.bin": "x\n",
+               "tests/test_ok.py": "def test_ok():\n    pass\n"},
+        {}, remove=("data.bin",),
+    )
+    repo.git("config", "filter.boom.smudge", "false")
+    repo.git("config", "filter.boom.required", "true")
+    result = attribute(repo, "tests/test_ok.py::test_ok", runs=2)
+    assert (result.extra["verdict"], result.exit_code) == ("BASE_UNAVAILABLE", 2)
+    assert "smudge filter boom failed" in result.extra["detail"]
+    assert result.extra["trees"]["base"] is None
+    assert result.extra["trees"]["head"]["runs"] == 0  # no guess: nothing ran
+
+
+ENV_TEST = (
+    "import os, time\n\n"
+    "def test_env():\n"
+    "    assert os.environ['TZ'] == 'UTC' and time.strftime('%Z') == 'UTC'\n"
+    "    assert os.environ['LC_ALL'] == 'C.UTF-8'\n"
+    "    assert os.environ['PYTHONHASHSEED'].isdigit()\n"
+    "    assert 'PYTEST_ADDOPTS' not in os.environ\n"
+)
+
+
+def test_nothing_failing_is_no_repro_with_the_rule_of_three_bound(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ambient inputs that would break the run if they reached it.
+    monkeypatch.setenv("TZ", "America/New_York")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--no-such-option")
+    patch_repo(repo, {"tests/test_env.py": ENV_TEST}, {"README.md": "docs\n"})
+    result = attribute(repo, "tests/test_env.py::test_env")
+    extra = result.extra
+    assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == ("NO_REPRO", False, 0)
+    assert extra["trees"]["head"]["counts"]["passed"] == SEEDS
+    bound = extra["bound"]
+    assert bound["head"]["runs"] == SEEDS
+    assert bound["head"]["upper95"] == pytest.approx(1 - 0.05 ** (1 / SEEDS))
+    assert bound["head"]["rule_of_three"] == pytest.approx(3 / SEEDS)
+    assert bound["runs_for_1pct"] == 299
+    assert bound["head"]["more_runs_for_1pct"] == 299 - SEEDS
+    text = "\n".join(extra["text"])
+    assert "rule of three" in text and "299 runs would bound it at 1%" in text
+
+
+def test_freeze_is_refused_for_any_other_verdict(repo: GitRepo) -> None:
+    patch_repo(repo, {"tests/test_ok.py": "def test_ok():\n    pass\n"}, {"README.md": "x\n"})
+    until = (datetime.now(UTC).date() + timedelta(days=7)).isoformat()
+    proc = run_agentgate(
+        "attribute", "tests/test_ok.py::test_ok", "--base", "main", "--runs", "2",
+        "--freeze", "--owner", "Test Human", "--until", until, cwd=repo.path,
+    )
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "attribute-freeze-refused" in proc.stdout
+    assert "the verdict is NO_REPRO" in proc.stdout
+    assert not (repo.path / ".agentgate" / "freezes").exists()
+
+
+# --- the tree's own code and config are what run ---------------------------------------------
+
+WHERE_TEST = (
+    "from pathlib import Path\n\nimport app.core\n\n"
+    "def test_where():\n"
+    "    assert app.core.VERSION == 'committed'\n"
+    "    assert Path(app.core.__file__).resolve().is_relative_to(Path.cwd().resolve())\n"
+)
+
+
+def test_editable_install_and_main_checkout_do_not_leak_into_the_trees(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A src layout: the code is not importable from the tree's root, so only the tree's
+    # source roots on PYTHONPATH can make the tree's own copy win.
+    repo.files({"src/app/__init__.py": "", "src/app/core.py": "VERSION = 'committed'\n",
+                "tests/test_where.py": WHERE_TEST})
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "patch")
+    repo.write("README.md", "docs\n")
+    repo.commit("patch")
+    # The main checkout's working copy differs from every commit, and is what an editable
+    # install (a .pth path line), an ambient PYTHONPATH, a root conftest and a pytest.ini
+    # there would bring in.
+    repo.write("src/app/core.py", "VERSION = 'dirty working copy'\n")
+    repo.write("conftest.py", "raise RuntimeError('the main checkout conftest leaked')\n")
+    repo.write("pytest.ini", "[pytest]\naddopts = --no-such-option\n")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    site = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "__editable__.app.pth").write_text(f"{repo.path / 'src'}\n", encoding="utf-8")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    monkeypatch.setenv("PYTHONPATH", str(repo.path / "src"))
+    result = attribute(repo, "tests/test_where.py::test_where", runs=2)
+    assert result.extra["python"] == str(venv / "bin" / "python")
+    assert result.extra["trees"]["head"]["counts"]["passed"] == 2, result.extra["trees"]
+    assert result.extra["verdict"] == "NO_REPRO"
+    # Proof the leak path is real: the venv's interpreter imports the dirty copy through
+    # the .pth line when nothing puts a tree first.
+    leaked = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import app.core; print(app.core.VERSION)"],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert leaked.stdout.strip() == "dirty working copy"
+
+
+ORDER_TESTS = (
+    "STATE = []\n\n"
+    "def test_fill():\n    STATE.append(1)\n\n"
+    "def test_empty():\n    assert STATE == []\n"
+)
+
+
+@pytest.mark.e2e
+def test_context_file_finds_order_dependence_running_alone_cannot(repo: GitRepo) -> None:
+    import hashlib
+
+    patch_repo(repo, {"tests/test_order.py": ORDER_TESTS}, {"README.md": "docs\n"})
+    node = "tests/test_order.py::test_empty"
+
+    def position(seed: int, name: str) -> bytes:  # the documented order: by (seed, node id)
+        return hashlib.sha256(f"{seed}\0tests/test_order.py::{name}".encode()).digest()
+
+    failing = [s for s in range(SEEDS) if position(s, "test_fill") < position(s, "test_empty")]
+    assert 0 < len(failing) < SEEDS
+    alone = attribute(repo, node, runs=2, mode="swept")
+    assert alone.extra["verdict"] == "NO_REPRO"
+    in_file = attribute(repo, node, context="file")
+    assert in_file.extra["verdict"] == "PRE_EXISTING"
+    assert in_file.extra["trees"]["head"]["failing_seeds"] == failing
+    assert in_file.extra["trees"]["base"]["failing_seeds"] == failing
+    assert "--context file" in in_file.extra["recheck"]
+
+
+def test_matched_mode_reruns_the_given_seed(repo: GitRepo) -> None:
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_PICK},
+               {"app/core.py": SET_ORDER_CODE})
+    seed = seeds_where(repo, SET_FIRST, "apple")[0]
+    result = attribute(repo, mode="matched", seeds=(seed,), repeats=2, progress=True)
+    extra = result.extra
+    assert extra["verdict"] == "PATCH_INDUCED"
+    assert extra["seeds"] == [seed]
+    assert extra["trees"]["head"]["per_seed"] == {str(seed): ["failed", "failed"]}
+    assert extra["trees"]["base"]["per_seed"] == {str(seed): ["passed", "passed"]}
+    assert f"--seed {seed}" in extra["recheck"]
+
+
+def test_a_run_over_the_timeout_is_killed_and_reported(repo: GitRepo) -> None:
+    slow = "import time\n\ndef test_slow():\n    time.sleep(30)\n"
+    patch_repo(repo, {"tests/test_slow.py": "def test_slow():\n    pass\n"},
+               {"tests/test_slow.py": slow})
+    started = time.monotonic()
+    result = attribute(repo, "tests/test_slow.py::test_slow", runs=1, repeats=1, timeout=3)
+    assert time.monotonic() - started < 25
+    assert result.extra["trees"]["head"]["counts"]["timeout"] == 2  # swept, then matched
+    assert result.extra["verdict"] == "PATCH_INDUCED"
+
+
+# --- usage errors (no runs) ----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["tests/test_ok.py"], "not a test node id"),
+        (["tests/test_ok.py::test_ok", "--mode", "sideways"], "--mode must be one of"),
+        (["tests/test_ok.py::test_ok", "--runs", "0"], "--runs must be at least 1"),
+        (["tests/test_gone.py::test_x"], "does not exist at head"),
+        (["tests/test_ok.py::test_ok", "--base", "patch"], "same commit"),
+        (["tests/test_ok.py::test_ok", "--freeze", "--owner", "x"], "--freeze needs"),
+        (["tests/test_ok.py::test_ok", "--freeze", "--owner", "x", "--until", "2999-01-01"],
+         "the maximum is"),
+        (["tests/test_ok.py::test_ok", "--freeze", "--owner", "x", "--until", "soon"],
+         "not a date"),
+    ],
+)
+def test_usage_errors_exit_64_with_one_line(repo: GitRepo, args: list[str], said: str) -> None:
+    patch_repo(repo, {"tests/test_ok.py": "def test_ok():\n    pass\n"}, {"README.md": "x\n"})
+    proc = run_agentgate("attribute", *args, "--base", "main", cwd=repo.path) if "--base" not in \
+        args else run_agentgate("attribute", *args, cwd=repo.path)
+    assert proc.returncode == 64, proc.stdout + proc.stderr
+    assert said in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_node_id_pytest_does_not_collect_on_head_is_a_usage_error(repo: GitRepo) -> None:
+    patch_repo(repo, {"tests/test_ok.py": "def test_ok():\n    pass\n"}, {"README.md": "x\n"})
+    with pytest.raises(AgentgateError, match="collects no test"):
+        attribute(repo, "tests/test_ok.py::test_typo", runs=1)
+
+
+# --- Ctrl-C and crashes ----------------------------------------------------------------------
+
+SLEEPY_TEST = (
+    "import os, time\nfrom pathlib import Path\n\n"
+    "def test_sleepy():\n"
+    "    where = os.environ.get('AG_SLEEP_DIR')\n"
+    "    if where:\n"
+    "        Path(where, str(os.getpid())).write_text('started')\n"
+    "        time.sleep(60)\n"
+)
+
+
+def _start_sleeping_attribute(repo: GitRepo, sleep_dir: Path) -> tuple[subprocess.Popen[str], int]:
+    patch_repo(repo, {"tests/test_sleepy.py": SLEEPY_TEST}, {"README.md": "x\n"})
+    sleep_dir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentgate", "attribute", "tests/test_sleepy.py::test_sleepy",
+         "--base", "main", "--runs", "2", "--jobs", "2"],
+        cwd=repo.path, env={**os.environ, "AG_SLEEP_DIR": str(sleep_dir)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(sleep_dir.iterdir()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no test run started"
+        time.sleep(0.1)
+    return proc, int(next(sleep_dir.iterdir()).name)
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_mid_run_kills_the_runs_and_leaves_no_worktree(
+    repo: GitRepo, tmp_path: Path, signum: int
+) -> None:
+    proc, test_pid = _start_sleeping_attribute(repo, tmp_path / "sleeping")
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert _gone(test_pid), "the test process outlived agentgate"
+    assert no_worktree_left(repo)
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+@pytest.mark.e2e
+def test_a_killed_run_does_not_stop_the_next_one(repo: GitRepo, tmp_path: Path) -> None:
+    proc, test_pid = _start_sleeping_attribute(repo, tmp_path / "sleeping")
+    proc.kill()  # SIGKILL: no cleanup at all
+    proc.communicate(timeout=30)
+    time.sleep(0.5)
+    sleepers = {test_pid, *(int(p.name) for p in (tmp_path / "sleeping").iterdir())}
+    for pid in sleepers:  # its orphaned test runs, which nothing else will stop
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert all(_gone(pid) for pid in sleepers)
+    started = time.monotonic()
+    again = run_agentgate("attribute", "tests/test_sleepy.py::test_sleepy", "--base", "main",
+                          "--runs", "2", "--format", "json", cwd=repo.path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["verdict"] == "NO_REPRO"
+    assert time.monotonic() - started < 60
+    # The killed run's scratch folder is swept; only the two cached trees remain.
+    names = sorted(p.name for p in worktrees.worktrees_dir(repo.path).iterdir())
+    assert all("-tmp-" not in n for n in names), names
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 3

@@ -1,0 +1,299 @@
+"""The pure parts of attribution: JUnit outcomes, the verdict table, the run command line.
+
+The verdict table is tested on records built directly (the verdict function takes plain
+data); every pytest behaviour it relies on is tested against real pytest runs, here and in
+test_attribution.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentgate.attribution.runs import (
+    PLUGINS_OFF,
+    Harness,
+    Run,
+    RunRecord,
+    Tree,
+    find_inifile,
+    pytest_args,
+    run_env,
+)
+from agentgate.attribution.summary import Summary, build_result
+from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
+from agentgate.core import config as config_mod
+from agentgate.core.model import Verdict
+from agentgate.report.render import text_lines
+from agentgate.run.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
+
+P, F, E, S = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
+NC, HE, CE = Outcome.NOT_COLLECTED, Outcome.HARNESS_ERROR, Outcome.COLLECTION_ERROR
+
+
+# --- JUnit ---------------------------------------------------------------------------------
+
+def test_address_mangles_like_pytest() -> None:
+    assert junit_address("tests/test_a.py::test_x") == ("tests.test_a", "test_x")
+    assert junit_address("./tests/test_a.py::TestK::test_x[a/b::c]") == (
+        "tests.test_a.TestK", "test_x[a/b::c]")
+
+
+def _xml(*cases: str) -> str:
+    body = "".join(cases)
+    return f'<testsuites><testsuite name="pytest">{body}</testsuite></testsuites>'
+
+
+CASE_OK = '<testcase classname="tests.test_a" name="test_x" time="0.1"/>'
+CASE_FAIL = ('<testcase classname="tests.test_a" name="test_x"><failure message="assert 0">'
+             "trace</failure></testcase>")
+CASE_TEARDOWN = ('<testcase classname="tests.test_a" name="test_x"><error message="failed on '
+                 'teardown">t</error></testcase>')
+CASE_COLLECT = ('<testcase classname="" name="tests.test_a"><error message="collection failure">'
+                "ImportError</error></testcase>")
+
+
+def test_outcome_comes_from_the_testcase_not_the_exit_code() -> None:
+    # Exit 1 with our test passing: another test failed; ours did not.
+    other = '<testcase classname="tests.test_a" name="test_y"><failure message="x"/></testcase>'
+    cases = parse_cases(_xml(CASE_OK, other))
+    assert outcome_of(cases, "tests/test_a.py::test_x", 1).outcome is P
+    assert outcome_of(cases, "tests/test_a.py::test_y", 1).outcome is F
+
+
+def test_failure_wins_over_teardown_error_and_keeps_its_message() -> None:
+    result = outcome_of(parse_cases(_xml(CASE_FAIL, CASE_TEARDOWN)), "tests/test_a.py::test_x", 1)
+    assert result.outcome is F
+    assert result.detail == "assert 0"
+    assert outcome_of(parse_cases(_xml(CASE_OK, CASE_TEARDOWN)), "tests/test_a.py::test_x",
+                      1).outcome is E
+
+
+def test_parametrised_function_id_takes_the_worst_case() -> None:
+    cases = parse_cases(_xml(
+        '<testcase classname="tests.test_a" name="test_p[1]"/>',
+        '<testcase classname="tests.test_a" name="test_p[2]"><failure message="no"/></testcase>',
+    ))
+    assert outcome_of(cases, "tests/test_a.py::test_p", 1).outcome is F
+    assert outcome_of(cases, "tests/test_a.py::test_p[1]", 1).outcome is P
+    assert outcome_of(cases, "tests/test_a.py::test_pp", 1).outcome is NC
+
+
+def test_missing_case_is_not_collected_collection_error_or_harness_error() -> None:
+    nodeid = "tests/test_a.py::test_x"
+    assert outcome_of(parse_cases(_xml()), nodeid, 4).outcome is NC  # "not found: ..."
+    assert outcome_of(parse_cases(_xml()), nodeid, 5).outcome is NC  # deselected / none
+    assert outcome_of(parse_cases(_xml(CASE_COLLECT)), nodeid, 2).outcome is CE
+    assert outcome_of(parse_cases(_xml()), nodeid, 2).outcome is HE  # interrupted
+
+
+def test_read_outcome_without_xml_or_with_broken_xml_is_a_harness_error(tmp_path: Path) -> None:
+    xml = tmp_path / "out.xml"
+    missing = read_outcome(xml, "t.py::t", 4, "E   SyntaxError: invalid syntax\n")
+    assert missing.outcome is HE
+    assert "SyntaxError" in missing.detail
+    xml.write_text("<testsuites><testsuite>", encoding="utf-8")  # a killed writer's half file
+    assert read_outcome(xml, "t.py::t", 1).outcome is HE
+    xml.write_text(_xml(CASE_OK), encoding="utf-8")
+    assert read_outcome(xml, "tests/test_a.py::test_x", 3).outcome is HE  # internal error
+    assert read_outcome(xml, "tests/test_a.py::test_x", 0).outcome is P
+
+
+def test_real_pytest_reports_are_read(tmp_path: Path) -> None:
+    """The shapes above are the ones pytest writes: check them against a real run."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_r.py").write_text(
+        "import pytest\n\n@pytest.fixture\ndef f():\n    yield\n    raise RuntimeError('td')\n\n"
+        "def test_fail(f):\n    assert 0\n\ndef test_err(f):\n    pass\n\n"
+        "@pytest.mark.xfail\ndef test_xf():\n    assert 0\n\ndef test_ok():\n    pass\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "tests" / "test_broken.py").write_text("import nonexistent_mod_xyz\n", "utf-8")
+    results = {}
+    for name in ("test_fail", "test_err", "test_xf", "test_ok", "test_nope"):
+        results[name] = _real_outcome(tmp_path, f"tests/test_r.py::{name}")
+    results["broken"] = _real_outcome(tmp_path, "tests/test_broken.py::test_x")
+    assert results == {"test_fail": F, "test_err": E, "test_xf": S, "test_ok": P,
+                       "test_nope": NC, "broken": CE}
+
+
+def _real_outcome(folder: Path, nodeid: str) -> Outcome:
+    xml = folder / "out.xml"
+    xml.unlink(missing_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={xml}", nodeid],
+        cwd=folder, capture_output=True, text=True,
+    )
+    return read_outcome(xml, nodeid, proc.returncode, proc.stderr).outcome
+
+
+# --- the verdict table -----------------------------------------------------------------------
+
+def _tree(name: str, swept: list[Outcome], matched: dict[int, list[Outcome]] | None = None
+          ) -> TreeEvidence:
+    records = [RunRecord(Run(name, seed, "swept"), out, "", 0.0) for seed, out in enumerate(swept)]
+    for seed, outs in (matched or {}).items():
+        records += [RunRecord(Run(name, seed, "matched", i + 1), o, "", 0.0)
+                    for i, o in enumerate(outs)]
+    return TreeEvidence(name, name * 5, tuple(records))
+
+
+def _verdict(base: TreeEvidence | None, head: TreeEvidence, problem: str = "") -> tuple[str, bool]:
+    decision = decide(base, head, stage="swept", base_problem=problem)
+    return str(decision.verdict), decision.freeze_allowed
+
+
+def test_paired_evidence_blames_the_patch_even_for_one_seed() -> None:
+    base = _tree("base", [P, P, P, P], {3: [P, P]})
+    head = _tree("head", [P, P, P, F], {3: [F, F]})
+    assert _verdict(base, head) == ("PATCH_INDUCED", False)
+    # The same single failure without the re-runs is too thin to blame anyone.
+    assert _verdict(_tree("base", [P] * 4), _tree("head", [P, P, P, F])) == ("HARNESS_ENV", False)
+
+
+def test_significant_but_unpaired_difference_blames_the_patch() -> None:
+    head = _tree("head", [F, F, F, F, F, F, P, P], {0: [F, P]})  # seed 0 is not consistent
+    assert _verdict(_tree("base", [P] * 8), head) == ("PATCH_INDUCED", False)
+    weak = _tree("head", [F, P, P, P, P, P, P, P], {0: [F, P]})
+    assert _verdict(_tree("base", [P] * 8), weak) == ("HARNESS_ENV", False)
+
+
+def test_head_clean_base_failing_is_patch_masks() -> None:
+    base = _tree("base", [F, P, F, P], {0: [F, F], 2: [F, F]})
+    head = _tree("head", [P, P, P, P], {0: [P, P], 2: [P, P]})
+    assert _verdict(base, head) == ("PATCH_MASKS", False)
+
+
+def test_pre_existing_needs_the_same_seeds_failing_every_time() -> None:
+    base = _tree("base", [F, P, P, F], {0: [F, F], 3: [F, F]})
+    head = _tree("head", [F, P, P, F], {0: [F, F], 3: [F, F]})
+    assert _verdict(base, head) == ("PRE_EXISTING", True)
+    # Swept only: same seeds, but never shown to fail every time: no freeze.
+    assert _verdict(_tree("base", [F, P, P, F]), _tree("head", [F, P, P, F])) == (
+        "PRE_EXISTING", False)
+    # Different seeds, or a seed that also passes: the harness, not the code.
+    assert _verdict(_tree("base", [F, P, P, P]), _tree("head", [P, P, P, F]))[0] == "HARNESS_ENV"
+    flaky = _tree("head", [F, P, P, F], {0: [F, P], 3: [F, F]})
+    assert _verdict(base, flaky) == ("HARNESS_ENV", False)
+
+
+def test_no_failure_anywhere_is_no_repro_and_skips_count_as_not_failing() -> None:
+    assert _verdict(_tree("base", [P, P]), _tree("head", [P, S])) == ("NO_REPRO", False)
+
+
+def test_trees_that_cannot_run_the_test() -> None:
+    ok = _tree("head", [P, P])
+    assert _verdict(None, ok, "cannot check out") == ("BASE_UNAVAILABLE", False)
+    assert _verdict(_tree("base", [NC, NC]), ok) == ("NOT_COLLECTED", False)
+    assert _verdict(_tree("base", [HE, CE]), ok) == ("BASE_UNAVAILABLE", False)
+    assert _verdict(_tree("base", [HE, HE]), _tree("head", [HE, HE])) == ("HARNESS_ENV", False)
+    assert _verdict(_tree("base", [P, P]), _tree("head", [CE, CE])) == ("PATCH_INDUCED", False)
+    # A harness that fails only sometimes is unreliable, whatever else happened.
+    assert _verdict(_tree("base", [P, HE]), _tree("head", [F, F])) == ("HARNESS_ENV", False)
+
+
+def test_exit_code_mapping() -> None:
+    assert {a: a.gate for a in Attribution} == {
+        Attribution.PATCH_INDUCED: Verdict.FAILED,
+        Attribution.PRE_EXISTING: Verdict.SCOPED,
+        Attribution.NO_REPRO: Verdict.SCOPED,
+        Attribution.HARNESS_ENV: Verdict.PROMOTE,
+        Attribution.PATCH_MASKS: Verdict.PROMOTE,
+        Attribution.NOT_COLLECTED: Verdict.PROMOTE,
+        Attribution.BASE_UNAVAILABLE: Verdict.PROMOTE,
+    }
+
+
+# --- the run's command line and environment -------------------------------------------------
+
+def _harness(tmp_path: Path, context: str = "alone") -> Harness:
+    config = config_mod.Config(root=tmp_path, sources=("src",), tz="UTC", lc_all="C.UTF-8")
+    return Harness(config=config, python=sys.executable, nodeid="tests/test_a.py::test_x",
+                   scratch=tmp_path / "scratch", timeout=5.0, context=context)
+
+
+def test_pytest_args_disable_reordering_and_rerun_plugins(tmp_path: Path) -> None:
+    tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "scratch" / "pytest.ini")
+    args = pytest_args(_harness(tmp_path), tree, tmp_path / "x.xml")
+    assert args[:2] == ["-m", "pytest"]
+    for name in PLUGINS_OFF:
+        assert f"no:{name}" in args
+    assert args[args.index("--rootdir") + 1] == os.fspath(tree.path)
+    assert args[args.index("--confcutdir") + 1] == os.fspath(tree.path)
+    assert args[args.index("-c") + 1] == os.fspath(tree.inifile)
+    assert args[-1] == "tests/test_a.py::test_x"
+    file_args = pytest_args(_harness(tmp_path, "file"), tree, tmp_path / "x.xml")
+    assert file_args[-1] == "tests/test_a.py"
+    assert "_agentgate_order" in file_args
+
+
+def test_run_env_pins_inputs_and_puts_the_tree_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p randomly")
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    monkeypatch.setenv("TZ", "America/New_York")
+    monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
+    tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
+    env = run_env(_harness(tmp_path), tree, 7)
+    assert (env["PYTHONHASHSEED"], env["TZ"], env["LC_ALL"]) == ("7", "UTC", "C.UTF-8")
+    assert env["PYTHONNOUSERSITE"] == "1"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == os.fspath((tmp_path / "wt" / "src").resolve())
+    assert "/elsewhere" not in env["PYTHONPATH"]
+    assert "PYTEST_ADDOPTS" not in env and "GIT_DIR" not in env
+    file_env = run_env(_harness(tmp_path, "file"), tree, 7)
+    assert file_env["AGENTGATE_ORDER_SEED"] == "7"
+    assert file_env["PYTHONPATH"].split(os.pathsep)[-1] == os.fspath(tmp_path / "scratch")
+
+
+def test_find_inifile_stays_inside_the_tree(tmp_path: Path) -> None:
+    outer = tmp_path / "main"
+    tree = outer / ".git" / "agentgate" / "worktrees" / "abc"
+    (tree / "tests").mkdir(parents=True)
+    (outer / "pytest.ini").write_text("[pytest]\naddopts = --bogus\n", encoding="utf-8")
+    empty = tmp_path / "empty.ini"
+    assert find_inifile(tree, "tests/test_a.py::t", empty) == empty
+    (tree / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    assert find_inifile(tree, "tests/test_a.py::t", empty) == empty  # no pytest table
+    (tree / "tox.ini").write_text("[pytest]\n", encoding="utf-8")
+    assert find_inifile(tree, "tests/test_a.py::t", empty) == tree / "tox.ini"
+    (tree / "tests" / "pytest.ini").write_text("", encoding="utf-8")
+    assert find_inifile(tree, "tests/test_a.py::t", empty) == tree / "tests" / "pytest.ini"
+
+
+def test_text_report_exact_output() -> None:
+    base = _tree("base", [P, P, P, P], {3: [P, P]})
+    head = _tree("head", [P, P, P, F], {3: [F, F]})
+    summary = Summary(
+        nodeid="tests/test_a.py::test_x", mode="both", context="alone", seeds=(0, 1, 2, 3),
+        runs=4, repeats=2, stage="swept", jobs=2, serial=False, python="python3",
+        env={"TZ": "UTC", "LC_ALL": "C.UTF-8"}, base=base, head=head, reverted=None,
+        base_problem="", base_sha=base.sha, head_sha=head.sha, wall_seconds=3.25,
+    )
+    decision = decide(base, head, stage="swept")
+    result = build_result(summary, decision, "agentgate attribute tests/test_a.py::test_x")
+    assert text_lines(result) == [
+        "agentgate attribute: failed (exit 1)",
+        "  range: basebaseba...headheadhe",
+        "  failed: attribute-patch-induced tests/test_a.py::test_x: head fails on seeds 3 "
+        "(1/4 in the swept runs), base never fails; Fisher p = 1; every re-run of those seeds "
+        "agrees",
+        "  test: tests/test_a.py::test_x (context alone, mode both, seeds 0-3, 2 repeats, "
+        "TZ=UTC LC_ALL=C.UTF-8)",
+        "  verdict: PATCH_INDUCED; freeze not allowed",
+        "  base basebaseba: 0/4 failed in the swept runs (0.0%, 95% CI 0.0%-60.2%); "
+        "failing seeds: none",
+        "  head headheadhe: 1/4 failed in the swept runs (25.0%, 95% CI 0.6%-80.6%); "
+        "failing seeds: 3; failed",
+        "    seed 3: base failed 0/3, head failed 3/3",
+        "  head vs base: Fisher exact p = 1 (two-sided, swept runs)",
+        "  runs: 12 in 3.2 s, 2 jobs, python python3",
+        "  recheck: agentgate attribute tests/test_a.py::test_x",
+    ]
+    assert result.exit_code == 1
+    assert result.extra["verdict"] == "PATCH_INDUCED"
+    assert result.to_json()["verdict"] == "PATCH_INDUCED"  # extra's verdict wins in JSON

@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentgate.cli.app import guarded, main
+from agentgate.core import errors
+from agentgate.core.model import Reason, Result, Verdict
+from agentgate.report.render import text_lines
+from tests.support.git_repo import GitRepo, run_agentgate
+
+
+def test_usage_errors_exit_64_not_2(app_repo: GitRepo) -> None:
+    proc = run_agentgate("no-such-command", cwd=app_repo.path)
+    assert proc.returncode == 64
+    assert proc.stderr.splitlines() == [
+        "agentgate: No such command 'no-such-command'. (see: agentgate --help)"
+    ]
+    proc = run_agentgate("fixtures", "verify", "--format", "yaml", cwd=app_repo.path)
+    assert proc.returncode == 64 and "--format" in proc.stderr
+
+
+def test_help_and_version_exit_0(app_repo: GitRepo) -> None:
+    assert run_agentgate("--help", cwd=app_repo.path).returncode == 0
+    proc = run_agentgate("--version", cwd=app_repo.path)
+    assert proc.returncode == 0 and proc.stdout.startswith("agentgate ")
+
+
+def test_unexpected_errors_are_short_unless_debug(capsys: pytest.CaptureFixture[str]) -> None:
+    def boom() -> int:
+        raise RuntimeError("kaput")
+
+    assert guarded(boom, debug=False) == errors.EXIT_INTERNAL == 70
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "agentgate: internal error: RuntimeError: kaput (re-run with --debug for the "
+        "traceback, and please report it)"
+    ]
+    assert guarded(boom, debug=True) == 70
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_expected_error_carries_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    def refuse() -> int:
+        raise errors.AgentgateError("nope; do this instead", exit_code=4)
+
+    assert guarded(refuse, debug=False) == 4
+    assert capsys.readouterr().err == "agentgate: nope; do this instead\n"
+
+
+def test_os_errors_are_one_line(app_repo: GitRepo) -> None:
+    (app_repo.path / ".agentgate" / "fixtures.sha256").mkdir(parents=True)
+    proc = run_agentgate("fixtures", "record", cwd=app_repo.path)
+    assert proc.returncode == 64
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_exact_text_report() -> None:
+    result = Result(
+        command="plan",
+        base="a" * 40,
+        head="b" * 40,
+        reasons=[
+            Reason("scope-escape", Verdict.SCOPE_ESCAPE, "outside the scope", path="x/y.py"),
+            Reason("trust-mixed", Verdict.BLOCKED, "mixed", path="p\udcffq", commit="c" * 40),
+        ],
+        notes=["a note"],
+    )
+    assert text_lines(result) == [
+        "agentgate plan: blocked (exit 4)",
+        "  range: aaaaaaaaaa...bbbbbbbbbb",
+        "  scope-escape: scope-escape x/y.py: outside the scope",
+        "  blocked: trust-mixed [cccccccccc] p\\xffq: mixed",
+        "  note: a note",
+    ]
+
+
+def test_json_report_shape(app_repo: GitRepo) -> None:
+    app_repo.write(".agentgate/scope", "app\n")
+    app_repo.write("docs/x.md", "x\n")
+    app_repo.add()
+    proc = run_agentgate("hook", "pre-commit", "--format", "json", cwd=app_repo.path)
+    assert proc.returncode == 4
+    data = json.loads(proc.stdout)
+    assert data["verdict"] == "blocked" and data["exit_code"] == 4
+    assert {"command", "base", "head", "changed", "reasons", "notes"} <= data.keys()
+    assert data["reasons"][0]["code"] == "trust-mixed"
+
+
+def test_no_colour_when_not_a_tty(app_repo: GitRepo) -> None:
+    proc = run_agentgate("fixtures", "verify", cwd=app_repo.path)
+    assert "\x1b[" not in proc.stdout
+
+
+def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = run_agentgate("demo", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    verdicts = [
+        line.split(",")[0].strip()
+        for line in proc.stdout.splitlines()
+        if line.startswith("  -> ")
+    ]
+    assert verdicts == [
+        "-> blocked", "-> scope-escape", "-> blocked", "-> blocked", "-> scoped", "-> scoped"
+    ]
+    assert "tests/test_session.py -> app/checkout/session.py -> app/pricing/tax.py" in proc.stdout
+    assert "UNEXPECTED" not in proc.stdout
+    assert list(scratch.iterdir()) == []
+
+
+def _interrupt_demo(scratch: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentgate", "demo"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    # Wait for the demo's own folder: tempfile first probes TMPDIR with a file of its own.
+    while (
+        not list(scratch.glob("agentgate-demo-*"))
+        and time.monotonic() < deadline
+        and proc.poll() is None
+    ):
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_demo_ctrl_c_exits_130_and_leaves_nothing(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # The demo takes well under a second: retry when it finished before the signal landed.
+    for _attempt in range(5):
+        done = _interrupt_demo(scratch, tmp_path)
+        if done.returncode != 0:
+            break
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "agentgate: interrupted" in done.stderr and "Traceback" not in done.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_init_writes_starter_files(app_repo: GitRepo) -> None:
+    app_repo.write("tests/fixtures/data.json", "{}\n")
+    proc = run_agentgate("init", cwd=app_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[tool.agentgate]" in (app_repo.path / "pyproject.toml").read_text()
+    scope = (app_repo.path / ".agentgate/scope").read_text().splitlines()
+    assert "app" in scope and "tests" in scope
+    assert "tests/fixtures/data.json" in (app_repo.path / ".agentgate/fixtures.sha256").read_text()
+    assert "id: agentgate-trust" in proc.stdout and "pre-push" in proc.stdout
+    again = run_agentgate("init", cwd=app_repo.path)
+    assert "already has [tool.agentgate]" in again.stdout
+
+
+def test_main_in_process_fast_path_needs_a_repo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["hook", "pre-commit"]) == 64
+
+
+def test_plan_runs_without_importing_typer(app_repo: GitRepo) -> None:
+    """Planning must stay a small fraction of collecting a suite: typer's start-up is not paid
+    for a well-formed plan; usage errors still get typer's messages (and exit 64)."""
+    base = app_repo.sha()
+    app_repo.write("app/pricing/tax.py", "RATE = 0.3\n\ndef tax(x):\n    return x * RATE\n")
+    app_repo.commit("rate")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agentgate", "plan", "--base", base,
+         "--format", "json"],
+        cwd=app_repo.path, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["tests"] == ["tests/test_session.py", "tests/test_tax.py"]
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "typer" not in imported and "rich" not in imported
+    bad = run_agentgate("plan", "--base", base, "--bogus", cwd=app_repo.path)
+    assert bad.returncode == 64 and "--bogus" in bad.stderr

@@ -1,0 +1,203 @@
+"""``check``: plan, then run the band (or the full suite) on a clean tree of head."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agentgate.flows import check as checkrun
+from tests.support.chain_app import CHAIN_APP, commit
+from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.ledger import write_freeze
+
+BROKEN_RATES = "RATE = 0.5\n"  # total(10) == 15: test_session and test_report fail
+
+
+def check_json(repo: GitRepo, *, shadow: bool = False) -> dict[str, Any]:
+    return checkrun.check(repo.path, "base", "HEAD", shadow=shadow).to_json()
+
+
+def test_green_band_runs_only_the_impact_set(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = check_json(chain)
+    assert (data["verdict"], data["exit_code"], data["verdict_plan"]) == ("scoped", 0, "scoped")
+    results = data["results"]
+    assert (results["scope"], results["selected"], results["passed"]) == ("band", 1, 1)
+    assert results["failed_ids"] == [] and results["suite_size"] == 3
+    assert results["pinned_env"] == {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
+    assert results["worktree"] is False and results["tree"] == str(chain.path)
+    assert results["interpreter"]
+
+
+def test_failing_band_exits_one_with_the_failed_ids(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
+    data = check_json(chain)
+    assert data["exit_code"] == 1
+    assert data["results"]["failed_ids"] == [
+        "tests/test_report.py::test_render", "tests/test_session.py::test_total"]
+    assert [r["code"] for r in data["reasons"]] == ["tests-failed"]
+
+
+def test_dirty_working_tree_is_not_what_the_band_tests(chain: GitRepo) -> None:
+    """The committed head passes; an uncommitted edit that breaks it must not be tested."""
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.2  # same value\n"})
+    chain.write("app/pricing/rates.py", BROKEN_RATES)  # not committed
+    data = check_json(chain)
+    assert data["exit_code"] == 0
+    assert data["results"]["worktree"] is True
+    assert data["results"]["passed"] == 2
+    # The same edit committed does fail: the band really runs what is committed.
+    chain.commit("commit the break")
+    assert check_json(chain)["exit_code"] == 1
+
+
+def test_main_checkout_on_the_path_does_not_leak_into_the_band(repo: GitRepo) -> None:
+    """src layout, as an editable install has it: the caller's PYTHONPATH points at the main
+    checkout's src/, whose uncommitted edit breaks the tests. The band runs in a worktree
+    of head and must import the worktree's src/, not the checkout's."""
+    repo.files({(f"src/{k}" if k.startswith("app/") else k): v for k, v in CHAIN_APP.items()})
+    repo.commit("initial")
+    repo.git("tag", "base")
+    commit(repo, {"src/app/pricing/rates.py": "RATE = 0.2  # same\n"})
+    repo.write("src/app/pricing/rates.py", BROKEN_RATES)  # dirty, never committed
+    env = {**os.environ, "PYTHONPATH": str(repo.path / "src")}
+    proc = run_agentgate("check", "--base", "base", "--format", "json", cwd=repo.path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    assert (results["worktree"], results["passed"]) == (True, 2)
+
+
+def test_promoted_plan_runs_the_full_suite_and_passes_with_zero(chain: GitRepo) -> None:
+    commit(chain, {"conftest.py": "# root conftest\n"})
+    data = check_json(chain)
+    assert data["verdict_plan"] == "promote"
+    assert (data["verdict"], data["exit_code"]) == ("scoped", 0)
+    assert data["results"]["scope"] == "full" and data["results"]["passed"] == 3
+    assert any("full suite ran and passed" in n for n in data["notes"])
+    assert "root-conftest" in [r["code"] for r in data["reasons"]]
+
+
+def test_promoted_plan_with_a_failing_full_suite_exits_one(chain: GitRepo) -> None:
+    commit(chain, {"conftest.py": "# root\n", "app/pricing/rates.py": BROKEN_RATES})
+    data = check_json(chain)
+    assert (data["verdict_plan"], data["exit_code"]) == ("promote", 1)
+    assert data["results"]["failed"] == 2
+
+
+def test_blocked_range_runs_no_tests(chain: GitRepo) -> None:
+    commit(chain, {".agentgate/freezes/broken.json": "{"}, "ledger")
+    commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert data["results"] == {"ran": False}
+
+
+def test_ledger_that_counts_is_the_pushed_heads(chain: GitRepo) -> None:
+    commit(chain, {".agentgate/freezes/broken.json": "{"}, "ledger")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    (chain.path / ".agentgate/freezes/broken.json").unlink()  # fixed on disk only
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert data["results"] == {"ran": False}
+
+
+def test_scope_escape_wins_over_a_green_band(chain: GitRepo) -> None:
+    commit(chain, {".agentgate/scope": "app/checkout\ntests\n"}, "scope")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 3
+    assert data["results"]["green"] is True
+
+
+def test_frozen_test_failure_does_not_fail_the_band(chain: GitRepo) -> None:
+    write_freeze(chain, "tests/test_session.py::test_total")
+    chain.commit("freeze test_total")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/checkout/session.py": "from ..pricing import tax as tax_mod\n\n"
+                   "def total(x):\n    return x + tax_mod.tax(x) + 0.0001\n"})
+    commit(chain, {"tests/test_report.py": "from app.report import render\n\n"
+                   "def test_render():\n    assert render(10) == '12.00'\n\n# touched\n"})
+    data = check_json(chain)
+    assert data["results"]["frozen_failed_ids"] == ["tests/test_session.py::test_total"]
+    assert data["results"]["failed_ids"] == []
+    assert data["exit_code"] == 0
+    assert any("frozen test failed" in n for n in data["notes"])
+
+
+def test_uncommitted_freeze_record_excuses_nothing(chain: GitRepo) -> None:
+    """The ledger that counts is the one in the pushed head, not a record left on disk."""
+    commit(chain, {"app/checkout/session.py": "from ..pricing import tax as tax_mod\n\n"
+                   "def total(x):\n    return x + tax_mod.tax(x) + 0.0001\n"})
+    write_freeze(chain, "tests/test_session.py::test_total")  # never committed
+    data = check_json(chain)
+    assert data["results"]["worktree"] is True
+    assert data["results"]["failed_ids"] == ["tests/test_session.py::test_total"]
+    assert data["exit_code"] == 1
+
+
+def test_shadow_reports_full_suite_failures_the_band_missed(chain: GitRepo) -> None:
+    # A test reading a file outside every package: the import graph cannot see it.
+    commit(chain, {"data/greeting.txt": "hello\n",
+                   "tests/test_data.py": "from pathlib import Path\n\ndef test_greeting():\n"
+                   "    assert Path('data/greeting.txt').read_text() == 'hello\\n'\n"}, "data")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"data/greeting.txt": "bye\n"})
+    plain = check_json(chain)
+    assert (plain["exit_code"], plain["results"]) == (0, {"ran": False})
+    data = check_json(chain, shadow=True)
+    assert data["shadow"]["missed"] == ["tests/test_data.py::test_greeting"]
+    assert data["exit_code"] == 1
+    assert "shadow-missed" in [r["code"] for r in data["reasons"]]
+
+
+def test_property_band_failure_blocks_and_names_the_seed(chain: GitRepo) -> None:
+    commit(chain, {
+        "pyproject.toml": '[tool.agentgate]\nproperty_band = ["tests/property"]\n'
+        "hypothesis_seed = 4242\n",
+        "tests/property/test_props.py": "from hypothesis import given, strategies as st\n"
+        "from app.util import shout\n\n@given(st.text())\ndef test_upper(s):\n"
+        "    assert shout(s) == s.upper()\n",
+    }, "property band")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() if len(s) < 3 else s\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    reason = next(r for r in data["reasons"] if r["code"] == "property-band")
+    assert "--hypothesis-seed=4242" in reason["detail"]
+    assert reason["path"] == "tests/property/test_props.py"
+    runs = {r["label"]: r for r in data["results"]["runs"]}
+    assert runs["property"]["hypothesis_seed"] == 4242
+    assert data["results"]["hypothesis_seed"] == 4242
+
+
+def test_github_step_summary_is_appended(chain: GitRepo, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    proc = run_agentgate("check", "--base", "base", cwd=chain.path, env=env)
+    assert proc.returncode == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n")
+    assert "### agentgate check: `failed` (exit 1)" in text
+    assert "`tests-failed`" in text
+    assert "- band: 2 of 3 test file(s)" in text
+    assert "- results: 0 passed, 2 failed" in text
+    assert "- time: " in text
+
+
+def test_check_text_report_lists_failures(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
+    proc = run_agentgate("check", "--base", "base", cwd=chain.path)
+    assert proc.returncode == 1
+    assert "agentgate check: failed (exit 1)" in proc.stdout
+    assert "    FAILED tests/test_session.py::test_total" in proc.stdout
+
+
+def test_nothing_impacted_runs_nothing(chain: GitRepo) -> None:
+    commit(chain, {"README.md": "more\n"})
+    data = check_json(chain)
+    assert (data["exit_code"], data["results"]) == (0, {"ran": False})

@@ -1,0 +1,93 @@
+"""plan and check with a witness: per-test selection inside the import-closure band's rules."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.git_repo import GitRepo, run_agentgate
+
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/core.py": "def lookup():\n    return 1\n\n\ndef other():\n    return 2\n",
+    "tests/test_core.py": "from app.core import lookup, other\n\n\n"
+    "def test_lookup():\n    assert lookup() == 1\n\n\n"
+    "def test_other():\n    assert other() == 2\n",
+}
+
+
+def _plan(repo: GitRepo, base: str) -> dict[str, object]:
+    proc = run_agentgate("plan", "--base", base, "--format", "json", cwd=repo.path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_without_a_witness_the_band_is_test_files(repo: GitRepo) -> None:
+    repo.files(FILES)
+    base = repo.commit("initial")
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    data = _plan(repo, base)
+    assert data["tests"] == ["tests/test_core.py"]
+    assert "witness" not in data
+    assert any("witness" in note for note in data["notes"])  # says why none was used
+
+
+def test_with_a_witness_only_the_tests_that_ran_the_change_run(repo: GitRepo) -> None:
+    repo.files(FILES)
+    base = repo.commit("initial")
+    recorded = run_agentgate("witness", "record", cwd=repo.path)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    data = _plan(repo, base)
+    assert data["tests"] == ["tests/test_core.py::test_other"]
+    witness = data["witness"]
+    assert isinstance(witness, dict) and witness["counts"]["skipped"] == 1
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    results = json.loads(checked.stdout)["results"]
+    assert (results["passed"], results["failed"]) == (1, 0)
+
+
+def test_a_witnessed_band_still_fails_on_a_broken_test(repo: GitRepo) -> None:
+    repo.files(FILES)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 3"))
+    repo.commit("break other()")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert json.loads(checked.stdout)["results"]["failed_ids"] == [
+        "tests/test_core.py::test_other"
+    ]
+
+
+def test_a_failing_shadow_sample_is_reported_as_a_witness_bug(repo: GitRepo) -> None:
+    """An input the witness cannot see (an undeclared environment variable) makes a skipped
+    test fail; the shadow sample (here 100%) runs it anyway, and the check says so."""
+    import os
+
+    files = dict(FILES)
+    files["pyproject.toml"] = "[tool.agentgate]\nshadow_percent = 100\n"
+    files["tests/test_core.py"] = files["tests/test_core.py"].replace(
+        "def test_lookup():\n",
+        "def test_lookup():\n    import os\n    assert os.environ.get('SHOP_MODE') != 'off'\n",
+    )
+    repo.files(files)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    env = {**os.environ, "SHOP_MODE": "off"}
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path, env=env)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    data = json.loads(checked.stdout)
+    lookup = "tests/test_core.py::test_lookup"
+    assert data["witness"]["shadowed"] == [lookup]
+    assert data["witness"]["shadow_stats"]["shadow_failures"] == [lookup]
+    assert data["witness"]["shadow_stats"]["escalate_ratio"] == 0
+    codes = {(r["code"], r["path"]) for r in data["reasons"]}
+    assert ("witness-shadow-failure", lookup) in codes
+    assert {code for code, _ in codes} == {"tests-failed", "witness-shadow-failure"}

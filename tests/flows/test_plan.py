@@ -1,0 +1,282 @@
+"""``plan`` on real repositories with real commits: the import shapes of the issue's list."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentgate.flows import check as checkrun
+from tests.support.chain_app import CHAIN_APP, commit
+from tests.support.git_repo import GitRepo, run_agentgate
+
+
+def plan_json(repo: GitRepo, explain: str | None = None) -> dict[str, Any]:
+    return checkrun.plan(repo.path, "base", "HEAD", explain=explain).to_json()
+
+
+def codes(data: dict[str, Any]) -> list[str]:
+    return [r["code"] for r in data["reasons"]]
+
+
+def test_three_link_chain_through_a_function_level_and_a_relative_import(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.25\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_report.py", "tests/test_session.py"]
+    assert data["why"]["tests/test_report.py"] == [
+        "tests/test_report.py", "app/report.py", "app/checkout/session.py",
+        "app/pricing/tax.py", "app/pricing/rates.py",
+    ]
+    assert (data["verdict"], data["exit_code"]) == ("scoped", 0)
+
+
+def test_relative_import_is_an_edge(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/tax.py": CHAIN_APP["app/pricing/tax.py"] + "# edited\n"})
+    data = plan_json(chain)
+    assert data["why"]["tests/test_session.py"] == [
+        "tests/test_session.py", "app/checkout/session.py", "app/pricing/tax.py"]
+
+
+def test_function_level_import_is_an_edge(chain: GitRepo) -> None:
+    commit(chain, {"app/checkout/session.py": CHAIN_APP["app/checkout/session.py"] + "# x\n"})
+    assert plan_json(chain)["tests"] == ["tests/test_report.py", "tests/test_session.py"]
+
+
+def test_unrelated_change_selects_only_its_test(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_util.py"]
+    assert data["suite_size"] == 3
+
+
+def test_a_computed_import_no_test_reaches_changes_no_verdict(chain: GitRepo) -> None:
+    # Issue 12: docs/conf.py's computed __import__ promoted every patch of a real project.
+    commit(chain, {"docs/conf.py": "ext = 'sphinx.ext.' + 'autodoc'\n__import__(ext)\n",
+                   "app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = plan_json(chain)
+    assert (data["exit_code"], data["tests"]) == (0, ["tests/test_util.py"])
+    [reason] = [r for r in data["reasons"] if r["code"] == "dynamic-import"]
+    assert (reason["path"], reason["verdict"]) == ("docs/conf.py", "scoped")
+    assert "no test reaches it" in reason["detail"]
+
+
+def test_a_computed_import_runs_the_tests_that_reach_it(chain: GitRepo) -> None:
+    commit(chain, {"app/plugins.py": "import importlib\n\ndef load(name):\n"
+                   "    return importlib.import_module('app.' + name)\n",
+                   "tests/test_plugins.py": "from app.plugins import load\n\n"
+                   "def test_load():\n    assert load('util').shout('a') == 'A'\n"}, "plugins")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.25\n"})
+    data = plan_json(chain)
+    assert data["exit_code"] == 0
+    # test_util reaches neither the change nor the loader; the loader may load anything
+    assert data["tests"] == ["tests/test_plugins.py", "tests/test_report.py",
+                             "tests/test_session.py"]
+
+
+def test_a_changed_file_that_does_not_parse_runs_its_dependents(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper(\n"})
+    data = plan_json(chain)
+    assert (data["exit_code"], data["tests"]) == (0, ["tests/test_util.py"])
+    assert {"code": "syntax-error", "path": "app/util.py", "verdict": "scoped"}.items() <= next(
+        r for r in data["reasons"] if r["code"] == "syntax-error").items()
+
+
+def test_deleted_module_still_imported(chain: GitRepo) -> None:
+    chain.rm("app/util.py")
+    chain.commit("drop util")
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_util.py"]
+    assert data["why"]["tests/test_util.py"] == ["tests/test_util.py", "app/util.py"]
+
+
+def test_renamed_module_impacts_importers_of_both_names(chain: GitRepo) -> None:
+    chain.git("mv", "app/util.py", "app/strings.py")
+    chain.write("tests/test_strings.py", "from app.strings import shout\n\n"
+                "def test_s():\n    assert shout('b') == 'B'\n")
+    chain.commit("rename util")
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_strings.py", "tests/test_util.py"]
+
+
+def test_conftest_change_impacts_its_folder_only(chain: GitRepo) -> None:
+    commit(chain, {"tests/unit/test_fast.py": "def test_fast():\n    pass\n",
+                   "tests/unit/conftest.py": "X = 1\n"}, "unit tests")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"tests/unit/conftest.py": "X = 2\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/unit/test_fast.py"]
+    assert data["why"]["tests/unit/test_fast.py"] == [
+        "tests/unit/test_fast.py", "tests/unit/conftest.py"]
+    assert data["exit_code"] == 0
+
+
+def test_root_conftest_change_promotes(chain: GitRepo) -> None:
+    commit(chain, {"conftest.py": "import os\n"})
+    data = plan_json(chain)
+    assert "root-conftest" in codes(data) and data["exit_code"] == 2
+
+
+def test_package_data_change_impacts_importers_of_the_package(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/table.csv": "a,b\n"}, "data")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/pricing/table.csv": "a,c\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_report.py", "tests/test_session.py"]
+    assert data["why"]["tests/test_session.py"][-1] == "app/pricing/table.csv"
+
+
+def test_package_init_change_impacts_importers_of_its_submodules(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/__init__.py": "CURRENCY = 'EUR'\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_report.py", "tests/test_session.py"]
+    assert data["why"]["tests/test_session.py"][-1] == "app/pricing/__init__.py"
+
+
+def test_docs_change_impacts_nothing(chain: GitRepo) -> None:
+    commit(chain, {"README.md": "more\n", "docs/index.md": "# docs\n"})
+    data = plan_json(chain)
+    assert (data["tests"], data["exit_code"]) == ([], 0)
+
+
+def test_protected_module_reached_transitively_promotes(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": '[tool.agentgate]\nprotected = ["app/checkout"]\n'}, "cfg")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.3\n"})
+    data = plan_json(chain)
+    protected = [r for r in data["reasons"] if r["code"] == "protected"]
+    assert [r["path"] for r in protected] == ["app/checkout/session.py"]
+    assert data["exit_code"] == 2
+
+
+def test_test_file_deleted_promotes(chain: GitRepo) -> None:
+    chain.rm("tests/test_util.py")
+    chain.commit("drop a test")
+    data = plan_json(chain)
+    assert codes(data) == ["test-deleted"] and data["exit_code"] == 2
+    assert data["run"] == "full"
+
+
+def test_skip_marker_added_to_an_existing_test_promotes(chain: GitRepo) -> None:
+    commit(chain, {"tests/test_util.py": "import pytest\nfrom app.util import shout\n\n"
+                   "@pytest.mark.skip\ndef test_shout():\n    assert shout('a') == 'A'\n"})
+    data = plan_json(chain)
+    assert codes(data) == ["marker-added"]
+    assert data["reasons"][0]["path"] == "tests/test_util.py"
+
+
+def test_pytest_configuration_change_promotes(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": '[project]\nname = "x"\n'}, "project")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\n'})
+    assert plan_json(chain)["exit_code"] == 0  # not pytest's table: no change
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\n\n[tool.pytest.ini_options]\n'
+                   'addopts = "-k not_util"\n'})
+    data = plan_json(chain)
+    assert codes(data) == ["pytest-config"] and data["exit_code"] == 2
+
+
+@pytest.mark.parametrize("path", ["pytest.toml", ".pytest.toml", "tests/pytest.toml",
+                                  "tests/.pytest.toml"])
+def test_a_pytest9_configuration_file_promotes(chain: GitRepo, path: str) -> None:
+    # Attack (issue 11): pytest 9's own files deselect a failing test; agentgate did not
+    # know them as pytest configuration at all.
+    commit(chain, {path: '[pytest]\naddopts = ["-k", "not shout"]\n'})
+    data = plan_json(chain)
+    assert codes(data) == ["pytest-config"] and data["exit_code"] == 2
+
+
+def test_dependency_change_promotes(chain: GitRepo) -> None:
+    commit(chain, {"requirements.txt": "attrs==23.1\n",
+                   "pyproject.toml": '[project]\nname = "x"\ndependencies = ["attrs"]\n'})
+    chain.git("tag", "-f", "base")
+    commit(chain, {"requirements.txt": "attrs==24.2\n"})
+    data = plan_json(chain)
+    assert codes(data) == ["dependencies"] and data["exit_code"] == 2
+    assert data["reasons"][0]["path"] == "requirements.txt"
+    chain.git("tag", "-f", "base")
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\ndependencies = ["attrs"]\n'})
+    assert plan_json(chain)["exit_code"] == 0  # the name, not the dependencies
+    commit(chain, {"pyproject.toml": '[project]\nname = "y"\ndependencies = ["attrs<24"]\n'})
+    data = plan_json(chain)
+    assert codes(data) == ["dependencies"] and data["reasons"][0]["path"] == "pyproject.toml"
+    assert "project.dependencies" in data["reasons"][0]["detail"]
+
+
+def test_invalid_ledger_blocks_the_plan(chain: GitRepo) -> None:
+    commit(chain, {".agentgate/freezes/broken.json": "{"}, "ledger")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = plan_json(chain)
+    assert data["exit_code"] == 4
+    assert any(c.startswith("ledger") for c in codes(data))
+
+
+def test_scope_escape_from_the_base_scope(chain: GitRepo) -> None:
+    commit(chain, {".agentgate/scope": "app/checkout\ntests\n"}, "scope")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    data = plan_json(chain)
+    assert data["exit_code"] == 3
+    assert [r["path"] for r in data["reasons"] if r["code"] == "scope-escape"] == ["app/util.py"]
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+def test_plan_json_contract(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.25\n"})
+    proc = run_agentgate("plan", "--base", "base", "--format", "json", cwd=chain.path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    for key in ("verdict", "exit_code", "base", "head", "changed", "tests", "reasons", "why"):
+        assert key in data
+    assert data["base"] == chain.sha("base") and data["head"] == chain.sha()
+    assert data["changed"] == ["app/pricing/rates.py"]
+    assert data["tests"] == sorted(data["tests"]) == list(data["why"])
+
+
+def test_plan_exit_code_is_the_verdict(chain: GitRepo) -> None:
+    chain.rm("tests/test_util.py")
+    chain.commit("drop")
+    proc = run_agentgate("plan", "--base", "base", cwd=chain.path)
+    assert proc.returncode == 2
+    assert "promote: test-deleted tests/test_util.py" in proc.stdout
+    assert "  tests: 0 of 2 test file(s); promoted: check runs the full suite" in proc.stdout
+
+
+def test_plan_explain_prints_the_chain(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.25\n"})
+    proc = run_agentgate("plan", "--base", "base", "--explain", "tests/test_session.py",
+                         cwd=chain.path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "agentgate plan: scoped (exit 0)"
+    assert "  why tests/test_session.py: tests/test_session.py -> app/checkout/session.py -> " \
+           "app/pricing/tax.py -> app/pricing/rates.py" in lines
+    by_node = plan_json(chain, explain="tests/test_session.py::test_total")["explain"]
+    assert by_node["chain"][0] == "tests/test_session.py"
+    other = run_agentgate("plan", "--base", "base", "--explain", "tests/test_util.py",
+                          "--format", "json", cwd=chain.path)
+    assert json.loads(other.stdout)["explain"] == {
+        "test": "tests/test_util.py", "chain": None, "in_suite": True}
+
+
+def test_plan_text_report_shows_each_tests_why(chain: GitRepo) -> None:
+    commit(chain, {"app/checkout/session.py": CHAIN_APP["app/checkout/session.py"] + "# x\n"})
+    proc = run_agentgate("plan", "--base", "base", cwd=chain.path)
+    head = chain.sha()[:10]
+    base = chain.sha("base")[:10]
+    assert proc.stdout.splitlines() == [
+        "agentgate plan: scoped (exit 0)",
+        f"  range: {base}...{head}",
+        "  note: no declared scope (.agentgate/scope absent at base): scope rule off",
+        "  note: no witness recorded (agentgate witness record); import-closure band",
+        "  tests: 2 of 3 test file(s)",
+        "    tests/test_report.py: tests/test_report.py -> app/report.py -> "
+        "app/checkout/session.py",
+        "    tests/test_session.py: tests/test_session.py -> app/checkout/session.py",
+    ]
+
+
+def test_plan_needs_a_base(chain: GitRepo) -> None:
+    proc = run_agentgate("plan", cwd=chain.path)
+    assert proc.returncode == 64
+    assert "--base" in proc.stderr

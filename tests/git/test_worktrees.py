@@ -1,0 +1,152 @@
+"""agentgate.worktrees: real ``git worktree``s under the git dir, reused, never leaked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentgate.core.errors import GitError
+from agentgate.git import gitio, worktrees
+from tests.support.git_repo import GitRepo
+
+
+def _registered(repo: GitRepo) -> list[Path]:
+    return [p.resolve() for p in gitio.worktrees(repo.path)]
+
+
+def _leftovers(repo: GitRepo) -> list[str]:
+    folder = worktrees.worktrees_dir(repo.path)
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+@pytest.fixture
+def two_commits(app_repo: GitRepo) -> tuple[GitRepo, str, str]:
+    first = app_repo.sha()
+    app_repo.write("app/pricing/tax.py", "RATE = 0.25\n\ndef tax(x):\n    return x * RATE\n")
+    second = app_repo.commit("raise the rate")
+    return app_repo, first, second
+
+
+def test_worktree_is_detached_under_the_git_dir_and_reused_clean(
+    two_commits: tuple[GitRepo, str, str],
+) -> None:
+    repo, first, _ = two_commits
+    with worktrees.using_worktree(repo.path, first) as tree:
+        assert tree == gitio.state_dir(repo.path) / "worktrees" / first
+        assert "RATE = 0.2\n" in (tree / "app/pricing/tax.py").read_text()
+        assert tree.resolve() in _registered(repo)
+        (tree / "debris.txt").write_text("left by a test")
+        (tree / "app/pricing/tax.py").write_text("broken by a test")
+        (tree / "app/__pycache__").mkdir()
+        (tree / "app/__pycache__/keep.pyc").write_bytes(b"")
+    assert worktrees.cached(repo.path) == [first]
+    with worktrees.using_worktree(repo.path, first) as again:
+        assert again == tree
+        assert not (again / "debris.txt").exists()
+        assert "RATE = 0.2\n" in (again / "app/pricing/tax.py").read_text()
+        assert (again / "app/__pycache__/keep.pyc").exists()  # bytecode survives the clean
+    assert repo.git("status", "--porcelain") == ""  # the main checkout is untouched
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_an_exception_in_the_block_removes_the_worktree(
+    two_commits: tuple[GitRepo, str, str], exc: type[BaseException]
+) -> None:
+    repo, first, _ = two_commits
+    with pytest.raises(exc), worktrees.using_worktree(repo.path, first):
+        raise exc()
+    assert _registered(repo) == [repo.path.resolve()]
+    assert _leftovers(repo) == []
+
+
+def test_a_busy_worktree_gives_a_private_one_that_is_removed(
+    two_commits: tuple[GitRepo, str, str],
+) -> None:
+    repo, first, _ = two_commits
+    with worktrees.using_worktree(repo.path, first) as held:
+        with worktrees.using_worktree(repo.path, first) as private:
+            assert private != held
+            assert "-tmp-" in private.name
+            assert (private / "app/pricing/tax.py").exists()
+        assert private.resolve() not in _registered(repo)
+        assert not private.exists()
+        with pytest.raises(GitError, match="in use"):
+            worktrees.ensure_worktree(repo.path, first)
+    assert worktrees.ensure_worktree(repo.path, first) == held
+
+
+def test_a_half_made_worktree_is_rebuilt(two_commits: tuple[GitRepo, str, str]) -> None:
+    repo, first, _ = two_commits
+    tree = worktrees.path_for(repo.path, first)
+    tree.mkdir(parents=True)
+    (tree / "junk").write_text("an interrupted checkout")  # no .ready marker
+    path = worktrees.ensure_worktree(repo.path, first)
+    assert not (path / "junk").exists()
+    assert (path / "app/pricing/tax.py").exists()
+    assert worktrees.remove_worktree(repo.path, first)
+    assert _leftovers(repo) == []
+    assert _registered(repo) == [repo.path.resolve()]
+
+
+def test_a_killed_owner_leaves_nothing_the_next_run_keeps(
+    two_commits: tuple[GitRepo, str, str],
+) -> None:
+    repo, first, second = two_commits
+    script = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from agentgate.git import scratch, worktrees
+        root = Path({os.fspath(repo.path)!r})
+        with worktrees.using_worktree(root, {second!r}):
+            with worktrees.temporary_worktree(root, {first!r}):
+                with scratch.scratch_dir("attribute", root) as folder:
+                    (folder / "run.xml").write_text("half")
+                    os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert proc.returncode == -9
+    assert any("-tmp-" in name for name in _leftovers(repo))
+    removed = worktrees.sweep(repo.path)
+    assert len(removed) == 2  # the private worktree and the scratch folder
+    assert all("-tmp-" not in name for name in _leftovers(repo))
+    # The cached tree the killed run was using is handed out again, reset.
+    with worktrees.using_worktree(repo.path, second) as tree:
+        assert "RATE = 0.25" in (tree / "app/pricing/tax.py").read_text()
+    assert {p.name for p in _registered(repo)} == {repo.path.name, second}
+
+
+def test_a_revision_that_cannot_be_checked_out_raises_and_leaves_nothing(repo: GitRepo) -> None:
+    repo.files({".gitattributes": "data.bin filter=boom\n", "data.bin": "x\n", "ok.txt": "y\n"})
+    repo.git("config", "filter.boom.clean", "cat")
+    sha = repo.commit("with a filtered file")
+    repo.git("config", "filter.boom.smudge", "false")
+    repo.git("config", "filter.boom.required", "true")
+    with pytest.raises(GitError, match="smudge filter boom failed"), \
+            worktrees.using_worktree(repo.path, sha):
+        pass
+    assert _registered(repo) == [repo.path.resolve()]
+    assert _leftovers(repo) == []
+
+
+def test_prune_keeps_the_most_recently_used_and_skips_busy_ones(app_repo: GitRepo) -> None:
+    shas = [app_repo.sha()]
+    for n in range(2):
+        app_repo.write("README.md", f"version {n}\n")
+        shas.append(app_repo.commit(f"v{n}"))
+    for sha in shas:
+        worktrees.ensure_worktree(app_repo.path, sha)
+    os.utime(worktrees.worktrees_dir(app_repo.path) / f"{shas[1]}.ready", (1, 1))  # oldest
+    with worktrees.using_worktree(app_repo.path, shas[0]):  # used again: now the newest
+        pass
+    assert worktrees.cached(app_repo.path)[0] == shas[0]
+    assert worktrees.prune(app_repo.path, keep=2) == [shas[1]]
+    assert sorted(worktrees.cached(app_repo.path)) == sorted([shas[0], shas[2]])
+    assert {p.name for p in _registered(app_repo)} == {app_repo.path.name, shas[0], shas[2]}
+    with worktrees.using_worktree(app_repo.path, shas[2]):
+        assert worktrees.prune(app_repo.path, keep=0) == [shas[0]]  # the busy one stays
+    assert worktrees.cached(app_repo.path) == [shas[2]]

@@ -1,0 +1,289 @@
+"""The skip gate on a real repository with a real recording (``agentgate witness record``).
+
+One repository and one recording serve the module: every test branches its own patch off
+the recorded commit W and asks the gate about it, so the recording (a real pytest run)
+happens once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentgate.core import config
+from agentgate.witness import select as gate
+from agentgate.witness.select import (
+    AMBIENT_DRIFT,
+    ESCALATE,
+    FIXTURE_DRIFT,
+    FROZEN,
+    IMPACTED,
+    NEW,
+    SKIP,
+    WitnessPlan,
+)
+from tests.support.git_repo import AUTHOR, EMAIL, GitRepo, run_agentgate
+
+CORE = '''def _table():
+    return {"a": 1}
+
+TABLE = _table()
+
+def lookup(k):
+    return TABLE[k]
+
+def other():
+    return 2
+
+def lazy_user():
+    from app import lazy
+    return lazy.compute()
+'''
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 50\n",
+    "app/__init__.py": "",
+    "app/core.py": CORE,
+    "app/lazy.py": "def compute():\n    return 42\n",
+    "tests/conftest.py": "",
+    "tests/fixtures/x.json": '{"v": 1}\n',
+    "tests/fixtures/y.json": '{"w": 1}\n',
+    "tests/test_core.py": "from app.core import lookup, other\n\n"
+    "def test_lookup():\n    assert lookup('a') == 1\n\n"
+    "def test_other():\n    assert other() == 2\n",
+    "tests/test_lazy.py": "def test_first():\n    from app import lazy\n"
+    "    assert lazy.compute() == 42\n\n"
+    "def test_lazy():\n    from app.core import lazy_user\n    assert lazy_user() == 42\n",
+    "tests/test_data.py": "import json\n\n"
+    "def test_reads_x():\n    with open('tests/fixtures/x.json') as f:\n"
+    "        assert json.load(f)['v'] == 1\n\n"
+    "def test_plain():\n    assert 1 + 1 == 2\n",
+    "tests/test_io.py": "import socket, subprocess, sys\n\n"
+    "def test_sub():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n"
+    "def test_sock():\n    s = socket.socket()\n    try:\n        s.connect(('127.0.0.1', 9))\n"
+    "    except OSError:\n        pass\n    finally:\n        s.close()\n",
+    "tests/sub/conftest.py": "import pytest\n\n@pytest.fixture\ndef sub_value():\n    return 5\n",
+    "tests/sub/test_sub_dir.py": "def test_uses_sub(sub_value):\n    assert sub_value == 5\n",
+}
+ALL = {
+    "tests/test_core.py::test_lookup", "tests/test_core.py::test_other",
+    "tests/test_lazy.py::test_first", "tests/test_lazy.py::test_lazy",
+    "tests/test_data.py::test_reads_x", "tests/test_data.py::test_plain",
+    "tests/test_io.py::test_sub", "tests/test_io.py::test_sock",
+    "tests/sub/test_sub_dir.py::test_uses_sub",
+}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    """A repository with one commit W and a witness recorded at W."""
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, tmp_path_factory)
+        repo = GitRepo.init(tmp_path_factory.mktemp("witness") / "repo")
+        repo.files(FILES)
+        sha = repo.commit("initial")
+        done = run_agentgate("witness", "record", cwd=repo.path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        yield repo, sha
+
+
+def _isolate(mp: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
+    # The suite's autouse isolation is per test; a module fixture pins the same itself.
+    for name in list(os.environ):
+        if name.startswith("GIT_") or name in ("VIRTUAL_ENV", "PYTEST_ADDOPTS"):
+            mp.delenv(name)
+    mp.setenv("HOME", str(factory.mktemp("home")))
+    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    mp.setenv("GIT_TEMPLATE_DIR", str(factory.mktemp("templates")))
+    for role in ("AUTHOR", "COMMITTER"):
+        mp.setenv(f"GIT_{role}_NAME", AUTHOR)
+        mp.setenv(f"GIT_{role}_EMAIL", EMAIL)
+        mp.setenv(f"GIT_{role}_DATE", "2026-01-01T00:00:00+00:00")
+
+
+def _patch(repo: GitRepo, base: str, name: str, files: dict[str, str]) -> str:
+    repo.git("checkout", "-q", "-f", "-B", name, base)
+    repo.files(files)
+    return repo.commit(name)
+
+
+def _plan(repo: GitRepo, base: str, *, frozen: frozenset[str] = frozenset()) -> WitnessPlan:
+    notes: list[str] = []
+    root = repo.path
+    plan = gate.evaluate(root, config.load(root), base=base, head="HEAD", frozen=frozen,
+                         notes=notes)
+    assert plan is not None, notes
+    return plan
+
+
+def _labels(plan: WitnessPlan) -> dict[str, str]:
+    return {d.nodeid: d.label for d in plan.decisions}
+
+
+def _running(plan: WitnessPlan) -> set[str]:
+    return {d.nodeid for d in plan.decisions if d.runs}
+
+
+def test_unrelated_patch_skips_everything_but_the_escalated(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, "readme", {"README.md": "docs only\n"})
+    plan = _plan(repo, w)
+    labels = _labels(plan)
+    assert set(labels) == ALL
+    assert labels["tests/test_io.py::test_sub"] == ESCALATE
+    assert labels["tests/test_io.py::test_sock"] == ESCALATE
+    assert _running(plan) == {"tests/test_io.py::test_sub", "tests/test_io.py::test_sock"}
+    assert plan.witness == w and not plan.full_suite
+
+
+def test_data_file_reruns_its_reader_only_when_it_changes(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    _patch(repo, w, "data-x", {"tests/fixtures/x.json": '{"v": 2}\n'})
+    labels = _labels(_plan(repo, w))
+    assert labels["tests/test_data.py::test_reads_x"] == FIXTURE_DRIFT
+    assert labels["tests/test_data.py::test_plain"] == SKIP
+    _patch(repo, w, "data-y", {"tests/fixtures/y.json": '{"w": 2}\n'})
+    assert _labels(_plan(repo, w))["tests/test_data.py::test_reads_x"] == SKIP
+
+
+def test_lazy_import_attributed_even_after_an_earlier_import(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, "lazy", {"app/lazy.py": "def compute():\n    return 41 + 1\n"})
+    plan = _plan(repo, w)
+    impacted = {d.nodeid for d in plan.labelled(IMPACTED)}
+    # test_first imported app.lazy first; test_lazy reached it lazily inside lazy_user().
+    assert impacted == {"tests/test_lazy.py::test_first", "tests/test_lazy.py::test_lazy"}
+
+
+def test_function_change_impacts_only_the_tests_that_ran_it(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, "other", {"app/core.py": CORE.replace("return 2", "return 1 + 1")})
+    plan = _plan(repo, w)
+    assert {d.nodeid for d in plan.labelled(IMPACTED)} == {"tests/test_core.py::test_other"}
+    assert "tests/test_core.py::test_other" in plan.selection
+    assert "tests/test_core.py::test_lookup" not in plan.selection
+
+
+def test_module_level_change_impacts_every_test_touching_the_file(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    # _table() runs at import time, during whichever test imports app.core first.
+    _patch(repo, w, "table", {"app/core.py": CORE.replace('{"a": 1}', '{"a": 1, "b": 2}')})
+    impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
+    assert impacted == {"tests/test_core.py::test_lookup", "tests/test_core.py::test_other",
+                        "tests/test_lazy.py::test_lazy"}
+    _patch(repo, w, "limit", {"app/core.py": "EXTRA = 1\n" + CORE})
+    impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
+    assert "tests/test_data.py::test_plain" not in impacted
+    assert {"tests/test_core.py::test_lookup", "tests/test_lazy.py::test_lazy"} <= impacted
+
+
+def test_conftest_change_reruns_the_tests_under_it(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    _patch(repo, w, "subconf", {"tests/sub/conftest.py": FILES["tests/sub/conftest.py"] + "\n"})
+    plan = _plan(repo, w)
+    assert {d.nodeid for d in plan.labelled(FIXTURE_DRIFT)} == {
+        "tests/sub/test_sub_dir.py::test_uses_sub"
+    }
+    assert _labels(plan)["tests/test_core.py::test_lookup"] == SKIP
+
+
+def test_setting_tz_in_conftest_runs_the_whole_suite(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    _patch(repo, w, "tz", {"tests/conftest.py": "import os\nos.environ['TZ'] = 'Asia/Tokyo'\n"})
+    plan = _plan(repo, w)
+    assert plan.full_suite and plan.selection == () and plan.shadow == ()
+    assert set(_labels(plan).values()) == {AMBIENT_DRIFT}
+    assert "TZ" in plan.ambient_drift[0]
+
+
+def test_shadow_sample_is_stable_per_patch_and_differs_between_patches(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, "shadow-a", {"README.md": "one\n"})
+    first, again = _plan(repo, w), _plan(repo, w)
+    _patch(repo, w, "shadow-a2", {"README.md": "one\n"})  # same diff, another commit
+    rebased = _plan(repo, w)
+    _patch(repo, w, "shadow-b", {"README.md": "two\n"})
+    other = _plan(repo, w)
+    assert first.shadow == again.shadow == rebased.shadow
+    assert first.shadow != other.shadow
+    skipped = {d.nodeid for d in first.labelled(SKIP)}
+    assert set(first.shadow) <= skipped and first.shadow
+    assert set(first.run_args) >= set(first.shadow)
+
+
+def test_frozen_tests_run_and_are_never_sampled(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    _patch(repo, w, "frozen", {"README.md": "one\n"})
+    sampled = _plan(repo, w).shadow
+    assert sampled
+    frozen = frozenset(sampled)
+    plan = _plan(repo, w, frozen=frozen)
+    assert not set(plan.shadow) & frozen
+    assert {d.nodeid for d in plan.labelled(FROZEN)} == frozen
+    assert frozen <= set(plan.selection)
+
+
+def test_changes_between_the_witness_and_the_base_count(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    base = _patch(repo, w, "main-moved", {"app/core.py": CORE.replace("return 2", "return 2 * 1")})
+    repo.files({"README.md": "patch\n"})
+    repo.commit("patch on top")
+    plan = _plan(repo, base)
+    assert plan.witness == w and plan.age_commits == 1
+    assert _labels(plan)["tests/test_core.py::test_other"] == IMPACTED
+
+
+def test_new_test_files_and_new_tests_run(recorded: tuple[GitRepo, str]) -> None:
+    repo, w = recorded
+    _patch(repo, w, "new", {
+        "tests/test_new.py": "def test_brand_new():\n    pass\n",
+        "tests/test_core.py": FILES["tests/test_core.py"] + "\ndef test_added():\n    pass\n",
+    })
+    plan = _plan(repo, w)
+    new = {d.nodeid for d in plan.labelled(NEW)}
+    assert new == {"tests/test_new.py", "tests/test_core.py::test_added"}
+    assert {"tests/test_new.py", "tests/test_core.py"} <= set(plan.selection)
+    assert "tests/test_core.py::test_lookup" not in plan.selection  # its file runs whole
+
+
+def test_no_usable_witness_is_none(recorded: tuple[GitRepo, str], tmp_path: Path) -> None:
+    fresh = GitRepo.init(tmp_path / "fresh")
+    fresh.files({"app.py": "x = 1\n"})
+    sha = fresh.commit("one")
+    notes: list[str] = []
+    assert gate.evaluate(fresh.path, config.load(fresh.path), base=sha, head=sha,
+                         notes=notes) is None
+    assert "no witness recorded" in notes[0]
+    repo, _w = recorded
+    # A witness recorded at a commit that is not an ancestor of the base is not used.
+    repo.git("checkout", "-q", "-f", "--orphan", "unrelated")
+    repo.files({"README.md": "elsewhere\n"})
+    other = repo.commit("unrelated root")
+    notes = []
+    assert gate.evaluate(repo.path, config.load(repo.path), base=other, head=other,
+                         notes=notes) is None
+    assert "no witness recorded at an ancestor" in notes[-1]
+
+
+def test_running_under_other_ambient_values_than_recorded_is_drift(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    pinned = FILES["pyproject.toml"] + 'tz = "Asia/Tokyo"\n'
+    _patch(repo, w, "pinned-tz", {"pyproject.toml": pinned})
+    plan = _plan(repo, w)
+    assert plan.full_suite
+    assert plan.ambient_drift == ("TZ was 'UTC' when recorded, is 'Asia/Tokyo' now",)
