@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from agentgate.flows import check as checkrun
 from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentgate.git import gitio, worktrees
-from tests.helpers import GitRepo
+from tests.support.git_repo import GitRepo
 
 SLEEPY_TEST = (
     "import os, time\n\nfrom app.core import VALUE\n\n"

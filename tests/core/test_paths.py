@@ -21,7 +21,7 @@ from agentgate.gate.scope import Scope
 from agentgate.graph.expand import link_escalations
 from agentgate.graph.types import Listing
 from agentgate.witness.patch import compute
-from tests.helpers import GitRepo, run_agentgate
+from tests.support.git_repo import GitRepo, run_agentgate
 
 
 @pytest.mark.parametrize(

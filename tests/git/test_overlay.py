@@ -9,7 +9,7 @@ import pytest
 
 from agentgate.core.errors import AgentgateError
 from agentgate.git import gitio, overlay
-from tests.helpers import GitRepo
+from tests.support.git_repo import GitRepo
 
 
 @pytest.fixture

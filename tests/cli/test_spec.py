@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from agentgate.cli import fast, parse, spec
 from agentgate.cli.build import add_commands
 from agentgate.cli.commands import build_app
-from tests.helpers import GitRepo, run_agentgate
+from tests.support.git_repo import GitRepo, run_agentgate
 
 _IDS = [" ".join(c.path) for c in spec.COMMANDS]
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
