@@ -12,6 +12,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agentgate.attribution.summary import AttributionDetail, FreezeOutcome
 from agentgate.core.model import Reason, Result, Verdict
 from agentgate.ledger import records as ledger
 
@@ -37,9 +38,9 @@ def freeze(
             f"refusing to freeze: the verdict is {decision.verdict} ({decision.detail}); only "
             "a PRE_EXISTING failure reproduced on both trees may be frozen"
         )
-        extra = {**result.extra, "freeze": {"written": False, "refused": refusal}}
+        refused = _with_freeze(result, FreezeOutcome(written=False, refused=refusal))
         reason = Reason("attribute-freeze-refused", Verdict.BLOCKED, refusal, summary.nodeid)
-        return replace(result, reasons=[*result.reasons, reason], extra=extra)
+        return replace(result, reasons=[*result.reasons, reason], detail=refused)
     evidence = evidence_for(summary, config)
     record = ledger.new_record(
         test=summary.nodeid,
@@ -49,7 +50,7 @@ def freeze(
         owner=request.freeze.owner,
         frozen_at_sha=summary.head_sha,
         freeze_until=request.freeze.until,
-        recheck=str(result.extra["recheck"]),
+        recheck=_detail(result).recheck,
         drill_command=ledger.default_drill_command(summary.nodeid),
         # Each failing seed is drilled at least as often as it was re-run to show it fails.
         drill_k=max(DRILL_FLOOR, len(evidence["head_fail"]) * summary.repeats),
@@ -57,9 +58,18 @@ def freeze(
     )
     path = ledger.write_record(root, config, record, today=request.today)
     rel = os.path.relpath(path, root)
-    extra = {**result.extra, "freeze": {"written": True, "path": rel}}
+    written = _with_freeze(result, FreezeOutcome(written=True, path=rel))
     note = f"freeze record written to {rel}; commit it on its own (the ledger is a trust file)"
-    return replace(result, notes=[*result.notes, note], extra=extra)
+    return replace(result, notes=[*result.notes, note], detail=written)
+
+
+def _detail(result: Result) -> AttributionDetail:
+    assert isinstance(result.detail, AttributionDetail), "built by summary.build_result"
+    return result.detail
+
+
+def _with_freeze(result: Result, outcome: FreezeOutcome) -> AttributionDetail:
+    return replace(_detail(result), freeze=outcome)
 
 
 def evidence_for(summary: Summary, config: Config) -> dict[str, Any]:

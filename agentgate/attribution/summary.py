@@ -1,10 +1,11 @@
-"""The attribution's Result: JSON fields in ``Result.extra``, text and markdown lines."""
+"""The attribution's Result: its typed detail and that detail's JSON (``report.attribution``
+renders the text and markdown)."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentgate.attribution import stats
 from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, fisher_p
@@ -13,7 +14,6 @@ from agentgate.core.model import Reason, Result
 if TYPE_CHECKING:
     from agentgate.attribution.request import Request
 
-_MAX_SEED_LINES = 10
 _ONE_PERCENT = 0.01
 
 
@@ -58,6 +58,37 @@ def recheck_command(request: Request, base: str, head: str) -> str:
     return shlex.join(args)
 
 
+@dataclass(frozen=True)
+class FreezeOutcome:
+    """``attribute --freeze``: the record written, or why not."""
+
+    written: bool
+    path: str | None = None
+    refused: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.written:
+            return {"written": True, "path": self.path}
+        return {"written": False, "refused": self.refused}
+
+
+@dataclass(frozen=True)
+class AttributionDetail:
+    """The runs' summary, the verdict drawn from it, and how to repeat it."""
+
+    kind: ClassVar[str] = "attribution"
+    summary: Summary
+    decision: Decision
+    recheck: str
+    freeze: FreezeOutcome | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = _json(self.summary, self.decision, self.recheck)
+        if self.freeze is not None:
+            data["freeze"] = self.freeze.to_json()
+        return data
+
+
 def build_result(summary: Summary, decision: Decision, recheck: str) -> Result:
     verdict = decision.verdict
     reason = Reason(
@@ -66,22 +97,19 @@ def build_result(summary: Summary, decision: Decision, recheck: str) -> Result:
         detail=decision.detail,
         path=summary.nodeid,
     )
-    extra = _extra(summary, decision, recheck)
-    extra["text"] = text_lines(summary, decision, extra)
-    extra["markdown"] = markdown_lines(summary, decision, extra)
     return Result(
         command="attribute",
         reasons=[reason],
         base=summary.base_sha,
         head=summary.head_sha,
-        extra=extra,
+        detail=AttributionDetail(summary, decision, recheck),
         forced=verdict.gate,
     )
 
 
 # --- JSON ---------------------------------------------------------------------------------
 
-def _extra(summary: Summary, decision: Decision, recheck: str) -> dict[str, Any]:
+def _json(summary: Summary, decision: Decision, recheck: str) -> dict[str, Any]:
     base, head = summary.base, summary.head
     both_ran = base is not None and base.ran_any() and head.ran_any()
     return {
@@ -126,11 +154,11 @@ def tree_json(tree: TreeEvidence, stage: str) -> dict[str, Any]:
         "rate": failures / executed if executed else None,
         "ci95": [low, high],
         "per_seed": tree.by_seed_text(),
-        "problems": _problems(tree),
+        "problems": problems(tree),
     }
 
 
-def _problems(tree: TreeEvidence) -> list[str]:
+def problems(tree: TreeEvidence) -> list[str]:
     """The distinct failure and harness messages, so the report shows what went wrong."""
     seen: list[str] = []
     for record in tree.records:
@@ -170,118 +198,3 @@ def _reverted(summary: Summary) -> dict[str, Any] | None:
     else:
         answer = "passes with and without the code change"
     return {"answer": answer, **tree_json(rev, "reverted")}
-
-
-# --- text and markdown ---------------------------------------------------------------------
-
-def text_lines(summary: Summary, decision: Decision, extra: dict[str, Any]) -> list[str]:
-    lines = [
-        f"test: {summary.nodeid} ({_setup(summary)})",
-        f"verdict: {decision.verdict}; freeze "
-        + ("allowed" if decision.freeze_allowed else "not allowed"),
-    ]
-    for tree in (summary.base, summary.head, summary.reverted):
-        if tree is not None and tree.records:
-            lines.append(_tree_line(tree, "reverted" if tree.name == "reverted" else summary.stage))
-    lines += _seed_lines(summary)
-    if extra["fisher_p"] is not None:
-        lines.append(f"head vs base: Fisher exact p = {extra['fisher_p']:.3g} (two-sided, "
-                     f"{summary.stage} runs)")
-    if extra["bound"] is not None:
-        lines.append(_bound_line(extra["bound"]))
-    if extra["revert_code"] is not None:
-        lines.append(f"revert-code: {extra['revert_code']['answer']}")
-    total = sum(len(t.records) for t in (summary.base, summary.head, summary.reverted) if t)
-    lines.append(f"runs: {total} in {summary.wall_seconds:.1f} s, {summary.jobs} jobs"
-                 + (", serial" if summary.serial else "") + f", python {summary.python}")
-    lines.append(f"recheck: {extra['recheck']}")
-    return lines
-
-
-def _setup(summary: Summary) -> str:
-    pinned = " ".join(f"{k}={v}" for k, v in summary.env.items())
-    return (f"context {summary.context}, mode {summary.mode}, seeds {_span(summary.seeds)}, "
-            f"{summary.repeats} repeats, {pinned}")
-
-
-def _tree_line(tree: TreeEvidence, stage: str) -> str:
-    failures, executed = tree.sample(stage)
-    low, high = stats.clopper_pearson(failures, executed)
-    rate = f"{_pct(failures / executed)}, 95% CI {_pct(low)}-{_pct(high)}" if executed else "-"
-    failing = ", ".join(str(s) for s in tree.failing_seeds()) or "none"
-    problems = _problems(tree)
-    said = f"; {problems[0]}" if problems else ""
-    return (f"{tree.name} {tree.sha[:10]}: {failures}/{executed} failed in the {stage} runs "
-            f"({rate}); failing seeds: {failing}{said}")
-
-
-def _seed_lines(summary: Summary) -> list[str]:
-    trees = [t for t in (summary.base, summary.head) if t is not None and t.ran_any()]
-    seeds = sorted({s for t in trees for s in t.failing_seeds()})
-    lines = []
-    for seed in seeds[:_MAX_SEED_LINES]:
-        parts = []
-        for tree in trees:
-            outs = [o for o in tree.by_seed().get(seed, []) if o.ran]
-            parts.append(f"{tree.name} failed {sum(o.failing for o in outs)}/{len(outs)}")
-        lines.append(f"  seed {seed}: " + ", ".join(parts))
-    return lines
-
-
-def _bound_line(bound: dict[str, Any]) -> str:
-    head = bound["head"]
-    return (
-        f"no failure in {head['runs']} runs on head: flake rate below {_pct(head['upper95'])} "
-        f"(95% one-sided; rule of three {_pct(head['rule_of_three'])}); "
-        f"{bound['runs_for_1pct']} runs would bound it at 1% ({head['more_runs_for_1pct']} more)"
-    )
-
-
-def markdown_lines(summary: Summary, decision: Decision, extra: dict[str, Any]) -> list[str]:
-    text = text_lines(summary, decision, extra)
-    lines = [
-        f"**{decision.verdict}**, freeze "
-        + ("allowed" if decision.freeze_allowed else "not allowed") + f": {_md(decision.detail)}",
-        "",
-        f"`{_md(summary.nodeid)}`: {_md(_setup(summary))}",
-        "",
-        "| tree | commit | failed / runs | rate (95% CI) | failing seeds |",
-        "|---|---|---|---|---|",
-    ]
-    for tree in (summary.base, summary.head, summary.reverted):
-        if tree is not None and tree.records:
-            lines.append(_tree_row(tree, "reverted" if tree.name == "reverted" else summary.stage))
-    lines.append("")
-    rest = [line.strip() for line in text[2:] if not line.startswith(("base ", "head ",
-                                                                      "reverted "))]
-    for line in rest:
-        code = line.startswith("recheck:")
-        head, _, tail = line.partition(": ")
-        lines.append(f"- {head}: `{tail}`" if code else f"- {_md(line)}")
-    return lines
-
-
-def _tree_row(tree: TreeEvidence, stage: str) -> str:
-    failures, executed = tree.sample(stage)
-    low, high = stats.clopper_pearson(failures, executed)
-    rate = f"{_pct(failures / executed)} ({_pct(low)}-{_pct(high)})" if executed else "-"
-    failing = ", ".join(str(s) for s in tree.failing_seeds()) or "none"
-    if not tree.ran_any():
-        failing = _md(tree.first_problem())
-    return f"| {tree.name} | `{tree.sha[:10]}` | {failures}/{executed} | {rate} | {failing} |"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
-def _span(seeds: tuple[int, ...]) -> str:
-    if not seeds:
-        return "none"
-    if list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))) and len(seeds) > 2:
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(str(s) for s in seeds)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from agentgate.core import errors
 
@@ -121,9 +121,24 @@ class Reason:
         return data
 
 
+class Detail(Protocol):
+    """What a command found beyond the common part of its ``Result``: a frozen dataclass of
+    data, never of display lines (issue 10: pre-rendered lines leaked into ``--format
+    json``). ``to_json`` gives its keys of the JSON contract; ``kind`` names the module of
+    ``agentgate.report`` that renders it as text and markdown."""
+
+    kind: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class Result:
-    """One command's outcome, rendered as text, JSON or markdown by ``report``."""
+    """One command's outcome, rendered as text, JSON or markdown by ``report``.
+
+    The common part is the same for every command; ``detail`` is the command's own typed
+    record (a protocol rather than a union: the stages that define the records sit above
+    ``core``, which may import none of them)."""
 
     command: str
     reasons: list[Reason] = field(default_factory=list)
@@ -131,7 +146,7 @@ class Result:
     base: str | None = None
     head: str | None = None
     changed: list[Change] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    detail: Detail | None = None
     forced: Verdict | None = None  # set by commands whose verdict is not only the reasons'
 
     @property
@@ -156,5 +171,6 @@ class Result:
             "reasons": [r.to_json() for r in self.reasons],
             "notes": list(self.notes),
         }
-        data.update(self.extra)
+        if self.detail is not None:
+            data.update(self.detail.to_json())
         return data

@@ -10,10 +10,8 @@ was satisfied and the exit is 0 (the JSON keeps ``"verdict_plan": "promote"``).
 from __future__ import annotations
 
 import dataclasses
-import os
 import posixpath
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +26,7 @@ from agentgate.ledger import records as ledger
 from agentgate.plan import markers, planner
 from agentgate.plan import pytest_config as planner_pytest
 from agentgate.plan.planner import Plan, PlanInput
+from agentgate.report.plan import BandRun, CheckDetail, Explain, PlanDetail
 from agentgate.witness import presence
 
 if TYPE_CHECKING:
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
     from agentgate.run import band
     from agentgate.witness.select import WitnessPlan
 
-SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
 
 
@@ -101,10 +99,8 @@ def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | Non
     planned = with_ledger(plan_range(root, base, head), root)
     result = Result(command="plan")
     _fill(result, planned)
-    result.extra["text"] = _test_lines(planned)
-    if explain is not None:
-        result.extra["explain"] = _explain(planned.plan, explain)
-        result.extra["text"] = [_explain_line(result.extra["explain"])]
+    asked = _explain(planned.plan, explain) if explain is not None else None
+    result.detail = PlanDetail(**_plan_fields(planned), explain=asked)
     return result
 
 
@@ -157,18 +153,15 @@ def _fill(result: Result, planned: Planned) -> None:
     result.head, result.changed = checked.head, checked.changes
     result.reasons = planned.reasons
     result.notes = [*checked.notes, *the_plan.notes, *planned.witness_notes]
-    result.extra.update({
-        "merge_base": checked.merge_base,
-        "tests": list(planned.selection if planned.witness is not None and
-                      planned.selection is not None else the_plan.tests),
-        "why": {t: list(c) for t, c in the_plan.why.items()},
-        "suite_size": len(the_plan.suite),
-        "run": "full" if planned.full_suite else "band",  # what check runs for this plan
-    })
-    if planned.witness is not None:
-        from agentgate.report import witness as witness_summary
 
-        result.extra["witness"] = witness_summary.to_json(planned.witness)
+
+def _plan_fields(planned: Planned) -> dict[str, Any]:
+    """The ``PlanDetail`` fields plan and check share."""
+    selection = planned.selection
+    tests = selection if planned.witness is not None and selection is not None else None
+    return {"plan": planned.plan, "merge_base": planned.range.merge_base,
+            "tests": planned.plan.tests if tests is None else tests,
+            "full_suite": planned.full_suite, "witness": planned.witness}
 
 
 def _change_texts(root: Path, checked: RangeCheck, config: Config) -> dict[Change, Texts]:
@@ -225,6 +218,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     start = time.monotonic()
     planned = plan_range(root, base, head)
     result = CheckResult(command="check")
+    ran: _Ran = (None, None)
     if planned.blocked:
         _not_run(result, planned)
     else:
@@ -233,30 +227,26 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
             if planned.blocked:
                 _not_run(result, planned)
             else:
-                _fill_check(result, planned)
-                _run(root, planned, tree, result, shadow=shadow)
-    elapsed = time.monotonic() - start
-    result.extra["duration_s"] = round(elapsed, 3)
-    result.extra["markdown"] = _summary_lines(planned, result, elapsed)
-    _append_summary(result)
+                _fill(result, planned)
+                ran = _run(root, planned, tree, result, shadow=shadow)
+    result.detail = CheckDetail(
+        **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
+        band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
+    )
     return result
 
 
-def _fill_check(result: CheckResult, planned: Planned) -> None:
-    _fill(result, planned)
-    result.extra["verdict_plan"] = str(worst([r.verdict for r in planned.reasons]))
-    result.extra["text"] = _test_lines(planned)
+_Ran = tuple[BandRun | None, dict[str, Any] | None]  # what ran, the witness's shadow stats
 
 
 def _not_run(result: CheckResult, planned: Planned) -> None:
-    _fill_check(result, planned)
+    _fill(result, planned)
     result.notes.append("tests not run: the trust boundary or the freeze ledger blocks")
-    result.extra["results"] = {"ran": False}
 
 
 def _run(
     root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
-) -> None:
+) -> _Ran:
     from agentgate.flows import check_results as checkrun_results
     from agentgate.run import band
 
@@ -264,8 +254,7 @@ def _run(
     selection = planned.selection
     if selection == () and not shadow:
         result.notes.append("no test impacted: nothing to run")
-        result.extra["results"] = {"ran": False}
-        return
+        return None, None
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow)
     frozen = ledger.frozen_tests(tree.path, config)
     report = band.run_band(root, config, tree, spec, frozen)
@@ -275,95 +264,25 @@ def _run(
         result.notes.append(checkrun_results.promotion_note(report))
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
-    result.extra["results"] = checkrun_results.results_json(report, selection, planned.plan, config)
-    if shadow:
-        result.extra["shadow"] = checkrun_results.shadow_json(report, selection)
-    if planned.witness is not None:
-        from agentgate.report import witness as witness_summary
-
-        failed = {n for r in report.runs if r.label != "shadow" for n in r.failed_ids}
-        stats, audit = witness_summary.shadow_stats(planned.witness, failed)
-        result.reasons += audit  # a sampled skip that fails is a witness bug: it fails
-        result.extra["witness"]["shadow_stats"] = stats
-    result.extra["text"] = [*result.extra["text"], *_result_lines(report)]
+    seed = config.hypothesis_seed if config.property_band else None
+    ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
+                  shadow, seed)
+    return ran, _audit(planned, report, result)
 
 
-# --- text and markdown -------------------------------------------------------------------------
+def _audit(planned: Planned, report: band.BandReport, result: CheckResult) -> dict[str, Any] | None:
+    """A sampled skip that fails is a witness bug: it fails."""
+    if planned.witness is None:
+        return None
+    from agentgate.report import witness as witness_summary
 
-def _test_lines(planned: Planned) -> list[str]:
-    the_plan = planned.plan
-    full = "; promoted: check runs the full suite" if planned.full_suite else ""
-    lines = [f"tests: {len(the_plan.tests)} of {len(the_plan.suite)} test file(s){full}"]
-    for test, chain in the_plan.why.items():
-        lines.append(f"  {test}: {_chain_text(chain)}")
-    if planned.witness is not None:
-        from agentgate.report import witness as witness_summary
-
-        lines += witness_summary.text_lines(planned.witness)
-    return lines
+    failed = {n for r in report.runs if r.label != "shadow" for n in r.failed_ids}
+    stats, audit = witness_summary.shadow_stats(planned.witness, failed)
+    result.reasons += audit
+    return stats
 
 
-def _chain_text(chain: Iterable[str]) -> str:
-    chain = list(chain)
-    return "changed" if len(chain) == 1 else " -> ".join(chain)
-
-
-def _explain(the_plan: Plan, test: str) -> dict[str, Any]:
+def _explain(the_plan: Plan, test: str) -> Explain:
     path = test.replace("\\", "/").removeprefix("./").split("::", 1)[0]
     chain = the_plan.explain(path)
-    return {"test": path, "chain": list(chain) if chain else None,
-            "in_suite": path in the_plan.suite}
-
-
-def _explain_line(info: dict[str, Any]) -> str:
-    test, chain = info["test"], info["chain"]
-    if chain:
-        return f"why {test}: {_chain_text(chain)}"
-    if not info["in_suite"]:
-        return f"why {test}: not a test file at head; nothing to explain"
-    return f"why {test}: not impacted (no import chain from it to a changed file)"
-
-
-def _result_lines(report: band.BandReport) -> list[str]:
-    where = "temporary worktree of head" if report.worktree else "the checkout (clean, at head)"
-    lines = [f"ran in {where} with {report.interpreter}"]
-    for run in report.runs:
-        lines.append(
-            f"{run.label}: {run.passed} passed, {run.failed} failed, {run.errors} errors, "
-            f"{run.skipped} skipped in {run.duration:.1f} s"
-        )
-        lines += [f"  FAILED {n}" for n in run.failed_ids]
-        if not run.green:
-            lines += [f"  | {line}" for line in run.output_tail]
-    return lines
-
-
-def _summary_lines(planned: Planned, result: Result, elapsed: float) -> list[str]:
-    """Markdown list items for the report and the GitHub step summary."""
-    the_plan = planned.plan
-    size = "full suite" if planned.full_suite else f"{len(the_plan.tests)}"
-    lines = [f"- band: {size} of {len(the_plan.suite)} test file(s)"]
-    results = result.extra.get("results", {})
-    if results.get("ran"):
-        lines.append(f"- results: {results['passed']} passed, {results['failed']} failed, "
-                     f"{results['errors']} errors, {results['skipped']} skipped")
-    if planned.witness is not None:
-        from agentgate.report import witness as witness_summary
-
-        lines += witness_summary.markdown_lines(planned.witness)
-    lines.append(f"- time: {elapsed:.1f} s")
-    return lines
-
-
-def _append_summary(result: Result) -> None:
-    """GitHub Actions shows whatever a step appends to the file this variable names."""
-    target = os.environ.get(SUMMARY_ENV)
-    if not target:
-        return
-    from agentgate.report.render import markdown
-
-    try:
-        with open(target, "a", encoding="utf-8") as out:
-            out.write(markdown(result) + "\n")
-    except OSError as exc:
-        result.notes.append(f"could not append to ${SUMMARY_ENV} ({exc})")
+    return Explain(path, tuple(chain) if chain else None, path in the_plan.suite)

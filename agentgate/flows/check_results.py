@@ -1,19 +1,17 @@
-"""A band report turned into what a check says: reasons, notes, and the ``results`` and
-``shadow`` JSON. Failures fail (1); a failure, error or timeout in the property band blocks
-(4) with its seed, never retried on another; a full-suite failure the band did not select
-(shadow mode) is a planner miss and fails too.
+"""A band report turned into what a check says: its reasons and notes (the ``results`` and
+``shadow`` JSON are ``report.plan``'s). Failures fail (1); a failure, error or timeout in the
+property band blocks (4) with its seed, never retried on another; a full-suite failure the
+band did not select (shadow mode) is a planner miss and fails too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentgate.core.model import Reason, Verdict
 
 if TYPE_CHECKING:
-    from agentgate.core.config import Config
-    from agentgate.plan.planner import Plan
     from agentgate.run import band
 
 
@@ -38,7 +36,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
         else:
             reasons.append(Reason(_failure_code(run), Verdict.FAILED, _failure_detail(run),
                                   path=_first_file(run.failed_ids)))
-    missed = _shadow_missed(report, selection)
+    missed = shadow_missed(report, selection)
     if missed:
         reasons.append(Reason(
             "shadow-missed", Verdict.FAILED,
@@ -80,42 +78,9 @@ def _first_file(ids: Iterable[str]) -> str | None:
     return next((i.split("::", 1)[0] for i in ids), None)
 
 
-def _shadow_missed(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
+def shadow_missed(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
     shadow = report.run("shadow")
     if shadow is None or selection is None:
         return []
     chosen = set(selection)
     return [n for n in shadow.failed_ids if n.split("::", 1)[0] not in chosen and n not in chosen]
-
-
-def shadow_json(report: band.BandReport, selection: tuple[str, ...] | None) -> dict[str, Any]:
-    shadow = report.run("shadow")
-    if shadow is None:
-        return {"ran": selection is None, "missed": [],
-                "note": "the band was the full suite" if selection is None else "nothing ran"}
-    return {"ran": True, "missed": _shadow_missed(report, selection), **shadow.to_json()}
-
-
-def results_json(
-    report: band.BandReport, selection: tuple[str, ...] | None, the_plan: Plan, config: Config
-) -> dict[str, Any]:
-    main = [r for r in report.runs if r.label != "shadow"]
-    data: dict[str, Any] = {
-        "ran": True,
-        "scope": "full" if selection is None else "band",
-        "selected": None if selection is None else len(selection),
-        "suite_size": len(the_plan.suite),
-        **{k: sum(getattr(r, k) for r in main) for k in ("passed", "failed", "errors", "skipped")},
-        "failed_ids": [n for r in main for n in r.failed_ids],
-        "frozen_failed_ids": [n for r in main for n in r.frozen_failed_ids],
-        "green": all(r.green for r in main),
-        "tree": report.tree,
-        "worktree": report.worktree,
-        "interpreter": report.interpreter,
-        "pinned_env": report.pinned_env,
-        "duration_s": round(sum(r.duration for r in main), 3),
-        "runs": [r.to_json() for r in report.runs],
-    }
-    if config.property_band:
-        data["hypothesis_seed"] = config.hypothesis_seed
-    return data

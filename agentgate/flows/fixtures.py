@@ -7,6 +7,7 @@ from pathlib import Path
 from agentgate.core.config import Config
 from agentgate.core.model import Reason, Result, Verdict
 from agentgate.gate import manifest
+from agentgate.report.project import FixturesRecorded
 
 
 def record(root: Path, config: Config) -> Result:
@@ -15,8 +16,7 @@ def record(root: Path, config: Config) -> Result:
     result = Result(command="fixtures record")
     result.notes.append(f"wrote {rel}: {count} fixture file(s) from {', '.join(config.fixtures)}")
     result.notes.append("commit it with the fixtures it lists, and nothing else, as a human")
-    result.extra["manifest"] = rel
-    result.extra["entries"] = count
+    result.detail = FixturesRecorded(rel, count)
     return result
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from agentgate.core.config import PYPROJECT, Config
 from agentgate.core.model import Result
 from agentgate.gate import manifest
+from agentgate.report.project import InitDetail
 
 STARTER_SECTION = """
 [tool.agentgate]
@@ -42,9 +43,7 @@ def init(root: Path, config: Config) -> Result:
     path, count = manifest.record(root, config)
     result.notes.append(f"wrote {path.relative_to(root).as_posix()} ({count} fixture file(s))")
     result.notes.append("commit these files on their own, as a human: they are trust files")
-    result.extra["text"] = ["", *PRE_COMMIT_SNIPPET.splitlines()]
-    result.extra["markdown"] = ["```yaml", *PRE_COMMIT_SNIPPET.splitlines(), "```"]
-    result.extra["pre_commit_config"] = PRE_COMMIT_SNIPPET
+    result.detail = InitDetail(PRE_COMMIT_SNIPPET)
     return result
 
 

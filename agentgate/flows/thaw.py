@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Reason, Result, Verdict
 from agentgate.git import gitio
+from agentgate.ledger import ops as ledger_ops
 from agentgate.ledger.records import (
     FROZEN,
     PROBATION,
@@ -131,7 +132,7 @@ def _drill_entry(
     if reason is not None:
         result.reasons.append(replace(reason, path=rel))
     result.notes.append(note)
-    result.extra.setdefault("drills", []).append(_summary(updated, outcome, rel))
+    result.detail = ledger_ops.with_drill(result.detail, _summary(updated, outcome, rel))
 
 
 def _summary(record: FreezeRecord, outcome: DrillOutcome, rel: str) -> dict[str, Any]:

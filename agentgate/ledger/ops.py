@@ -1,21 +1,24 @@
 """The ledger's commands as ``Result``s: ``ledger check``, ``ledger list``, ``freeze``,
 ``unfreeze``.
 
-Thaw drills are in ``ledger_drill``. Each function here is what one CLI command calls.
+Thaw drills are in ``flows.thaw`` (their record, ``Drills``, is here). Each function here is
+what one CLI command calls; ``report.ledger`` renders the records.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentgate.core.errors import AgentgateError
-from agentgate.core.model import Reason, Result
+from agentgate.core.model import Detail, Reason, Result
 from agentgate.git import gitio
 from agentgate.ledger.records import (
     DEFAULT_DRILL_K,
     Entry,
+    FreezeRecord,
     default_drill_command,
     default_recheck,
     entries,
@@ -48,29 +51,100 @@ def list_result(root: Path, config: Config, *, today: date | None = None) -> Res
     """Every record with state, owner, days left and last drill; bad records are reasons too."""
     day = today or utc_today()
     found = entries(root, config, today=day)
-    rows = [_row(root, e, day) for e in found]
+    rows = tuple(_row(root, e, day) for e in found)
     reasons = [r for r in (reason_for(root, e) for e in found) if r is not None]
     notes = [] if rows else [f"no freeze records in {config.ledger}"]
-    extra: dict[str, Any] = {"records": rows, "text": _text(rows), "markdown": _markdown(rows)}
-    return Result("ledger list", reasons=reasons, notes=notes, extra=extra)
+    return Result("ledger list", reasons=reasons, notes=notes, detail=LedgerList(rows))
 
 
-def _row(root: Path, entry: Entry, today: date) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LastDrill:
+    at: Any  # as the record has it: the ledger's own check reports a malformed drill
+    result: Any
+    passed: Any
+    k: Any
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One freeze record as ``ledger list`` shows it."""
+
+    test: str | None
+    file: str
+    state: str | None
+    owner: str | None
+    freeze_until: str | None
+    days_left: int | None
+    lease_until: str | None
+    last_drill: LastDrill | None
+    valid: bool
+    problem: str | None  # the rule code of the record's first problem
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LedgerList:
+    kind: ClassVar[str] = "ledger"
+    rows: tuple[LedgerRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"records": [r.to_json() for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class Frozen:
+    kind: ClassVar[str] = "ledger"
+    file: str
+    record: FreezeRecord
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "record": self.record.to_json()}
+
+
+@dataclass(frozen=True)
+class Unfrozen:
+    kind: ClassVar[str] = "ledger"
+    removed: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"removed": list(self.removed)}
+
+
+@dataclass(frozen=True)
+class Drills:
+    """``thaw``: one summary per drilled record (read back from JSON by nothing: a dict)."""
+
+    kind: ClassVar[str] = "ledger"
+    drills: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"drills": list(self.drills)}
+
+
+def with_drill(detail: Detail | None, drill: dict[str, Any]) -> Drills:
+    """The thaw result's drills with one more."""
+    done = detail.drills if isinstance(detail, Drills) else ()
+    return Drills((*done, drill))
+
+
+def _row(root: Path, entry: Entry, today: date) -> LedgerRow:
     data = entry.data or {}
     until = parse_date(data.get("freeze_until"))
     reason: Reason | None = reason_for(root, entry)
-    return {
-        "test": entry.test,
-        "file": rel_path(root, entry.path),
-        "state": _text_field(data, "state"),
-        "owner": _text_field(data, "owner"),
-        "freeze_until": until.isoformat() if until else None,
-        "days_left": (until - today).days if until else None,
-        "lease_until": _text_field(data, "lease_until"),
-        "last_drill": _last_drill(data.get("history")),
-        "valid": is_valid(entry),
-        "problem": reason.code if reason else None,
-    }
+    return LedgerRow(
+        test=entry.test,
+        file=rel_path(root, entry.path),
+        state=_text_field(data, "state"),
+        owner=_text_field(data, "owner"),
+        freeze_until=until.isoformat() if until else None,
+        days_left=(until - today).days if until else None,
+        lease_until=_text_field(data, "lease_until"),
+        last_drill=_last_drill(data.get("history")),
+        valid=is_valid(entry),
+        problem=reason.code if reason else None,
+    )
 
 
 def _text_field(data: dict[str, Any], key: str) -> str | None:
@@ -78,48 +152,13 @@ def _text_field(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _last_drill(history: Any) -> dict[str, Any] | None:
+def _last_drill(history: Any) -> LastDrill | None:
     drills = [e for e in history if isinstance(e, dict) and e.get("event") == "drill"] if (
         isinstance(history, list)) else []
     if not drills:
         return None
     last = drills[-1]
-    return {k: last.get(k) for k in ("at", "result", "passed", "k")}
-
-
-def _cells(row: dict[str, Any]) -> list[str]:
-    left = row["days_left"]
-    days = "-" if left is None else ("expired" if left < 0 else f"{left}d")
-    drill = row["last_drill"]
-    drilled = "never"
-    if drill:
-        drilled = f"{drill['at']} {drill['result']} {drill['passed']}/{drill['k']}"
-    state = row["state"] or "?"
-    if not row["valid"]:
-        state += f" ({row['problem']})"
-    return [state, days, row["owner"] or "?", drilled, row["test"] or row["file"]]
-
-
-_HEADER = ["state", "left", "owner", "last drill", "test"]
-
-
-def _text(rows: list[dict[str, Any]]) -> list[str]:
-    if not rows:
-        return []
-    table = [_HEADER, *(_cells(r) for r in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_HEADER) - 1)]
-    return ["  ".join([*(c.ljust(w) for c, w in zip(line, widths, strict=False)), line[-1]])
-            for line in table]
-
-
-def _markdown(rows: list[dict[str, Any]]) -> list[str]:
-    if not rows:
-        return []
-    out = ["| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
-    for row in rows:
-        state, days, owner, drilled, test = (c.replace("|", "\\|") for c in _cells(row))
-        out.append(f"| {state} | {days} | {owner} | {drilled} | `{test}` |")
-    return out
+    return LastDrill(*(last.get(k) for k in ("at", "result", "passed", "k")))
 
 
 def freeze(
@@ -139,7 +178,7 @@ def freeze(
     path = write_record(root, config, record, today=day)
     rel = rel_path(root, path)
     note = f"froze {test} until {record.freeze_until.isoformat()} in {rel}; {_TRUST_HINT}"
-    return Result("freeze", notes=[note], extra={"file": rel, "record": record.to_json()})
+    return Result("freeze", notes=[note], detail=Frozen(rel, record))
 
 
 def unfreeze(root: Path, config: Config, test: str) -> Result:
@@ -153,4 +192,4 @@ def unfreeze(root: Path, config: Config, test: str) -> Result:
         entry.path.unlink()
         removed.append(rel_path(root, entry.path))
     note = f"unfroze {test} (removed {', '.join(removed)}); {_TRUST_HINT}"
-    return Result("unfreeze", notes=[note], extra={"removed": removed})
+    return Result("unfreeze", notes=[note], detail=Unfrozen(tuple(removed)))

@@ -6,13 +6,15 @@ adds colour, and only on a TTY with ``NO_COLOR`` unset.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TextIO
 
-from agentgate.core.model import Result, Verdict
+from agentgate.core.model import Detail, Result, Verdict
 
 
 class Format(StrEnum):
@@ -89,15 +91,18 @@ def text_lines(result: Result) -> list[str]:
         commit = f" [{reason.commit[:10]}]" if reason.commit else ""
         lines.append(f"  {reason.verdict}: {reason.code}{commit}{where}: {safe(reason.detail)}")
     lines.extend(f"  note: {safe(note)}" for note in result.notes)
-    lines.extend(_extra_lines(result))
+    lines.extend(f"  {safe(line)}" for line in detail_lines(result.detail, "text"))
     return lines
 
 
-def _extra_lines(result: Result) -> list[str]:
-    lines: list[str] = []
-    for line in result.extra.get("text", []):
-        lines.append(f"  {safe(str(line))}")
-    return lines
+def detail_lines(detail: Detail | None, form: str) -> list[str]:
+    """A command's own lines, from ``agentgate.report.<kind>``: imported when used, so the
+    commit hook (whose results carry no detail) never loads the other commands' code."""
+    if detail is None:
+        return []
+    module = importlib.import_module(f"agentgate.report.{detail.kind}")
+    render: Callable[[Detail], list[str]] = getattr(module, form)
+    return render(detail)
 
 
 def _short(sha: str | None) -> str:
@@ -116,8 +121,8 @@ def markdown(result: Result) -> str:
         ]
         out.append("")
     out += [f"- {_md(n)}" for n in result.notes]
-    # Commands supply whole markdown lines (tables, code fences): emitted as they are.
-    out += [str(line) for line in result.extra.get("markdown", [])]
+    # The kinds render whole markdown lines (tables, code fences): emitted as they are.
+    out += detail_lines(result.detail, "markdown")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -130,8 +135,11 @@ def use_colour(stream: TextIO) -> bool:
 
 
 def emit(result: Result, fmt: Format | str = Format.TEXT, stream: TextIO | None = None) -> None:
+    """Print the result; a check's markdown also goes to the CI step summary, first, so that
+    a failure to append it is a note in what is printed."""
     out = stream or sys.stdout
     fmt = Format(fmt)
+    append_step_summary(result)
     if fmt is Format.JSON:
         out.write(to_json(result) + "\n")
     elif fmt is Format.MARKDOWN:
@@ -154,3 +162,19 @@ def _emit_rich(result: Result, out: TextIO) -> None:
     console.print(head)
     for line in lines[1:]:
         console.print(Text(line))
+
+
+SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def append_step_summary(result: Result) -> None:
+    """GitHub Actions shows whatever a step appends to the file this variable names. Only a
+    check's report goes there; written here, at the edge, after the flow returned its data."""
+    target = os.environ.get(SUMMARY_ENV)
+    if not target or result.detail is None or not getattr(result.detail, "step_summary", False):
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(markdown(result) + "\n")
+    except OSError as exc:
+        result.notes.append(f"could not append to ${SUMMARY_ENV} ({exc})")

@@ -1,9 +1,13 @@
-"""``agentgate witness export / import / show``: moving witnesses around and reading them."""
+"""``agentgate witness export / import / show``: moving witnesses around and reading them.
+
+The records of these commands and of ``witness record`` are here; ``report.store`` renders
+them."""
 
 from __future__ import annotations
 
-import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Result
@@ -28,10 +32,7 @@ def export(root: Path, target: Path, *, rev: str | None = None, every: bool = Fa
     else:
         shas = [entries[0].sha]
     copied, _kept = store.copy_to(Store(target), shas, replace=True)
-    result = Result(command="witness export")
-    result.extra.update(exported=shas, file=str(target),
-                        text=[f"exported {copied} witness(es) to {target}"])
-    return result
+    return Result(command="witness export", detail=Exported(tuple(shas), str(target), copied))
 
 
 def import_(root: Path, source: Path, *, replace: bool = False) -> Result:
@@ -42,55 +43,37 @@ def import_(root: Path, source: Path, *, replace: bool = False) -> Result:
     incoming = Store(source)
     shas = [e.sha for e in incoming.entries()]
     copied, kept = incoming.copy_to(Store.for_repo(root), shas, replace=replace)
-    text = [f"imported {copied} witness(es) from {source}"]
-    if kept:
-        text.append(f"kept {kept} already stored (pass --replace to overwrite them)")
     unknown = [s for s in shas if not gitio.ref_exists(root, s)]
-    if unknown:
-        text.append(f"{len(unknown)} recorded at commits not in this clone (git fetch)")
-    result = Result(command="witness import")
-    result.extra.update(imported=copied, kept=kept, text=text)
-    return result
+    return Result(command="witness import",
+                  detail=Imported(copied, kept, str(source), len(unknown)))
 
 
 def show(root: Path, *, rev: str | None = None, test: str | None = None) -> Result:
     store = Store.for_repo(root)
-    result = Result(command="witness show")
     try:
         entries = store.entries()
     except StoreError as exc:
         raise AgentgateError(exc.message) from None
-    rows = [
-        {"revision": e.sha, "recorded_at": e.recorded_at, "tests": e.tests,
-         "incomplete": e.incomplete, "python": e.python}
-        for e in entries
-    ]
-    text = [f"{len(rows)} witness(es) in {store.path}"] if rows else ["no witness stored"]
-    text += [f"  {e.sha[:12]}  {_when(e.recorded_at)}  {e.tests} tests, {e.incomplete} "
-             f"incomplete" for e in entries]
-    result.extra.update(witnesses=rows, text=text)
+    rows = tuple(Stored(e.sha, e.recorded_at, e.tests, e.incomplete, e.python) for e in entries)
+    shown = Shown(str(store.path), rows)
     if rev is not None or test is not None:
-        _detail(root, store, result, rev, test)
-    return result
+        shown = _detail(root, store, shown, rev, test)
+    return Result(command="witness show", detail=shown)
 
 
-def _detail(root: Path, store: Store, result: Result, rev: str | None, test: str | None) -> None:
-    sha = gitio.resolve(root, rev) if rev else (result.extra["witnesses"] or [{}])[0].get(
-        "revision")
+def _detail(root: Path, store: Store, shown: Shown, rev: str | None, test: str | None) -> Shown:
+    sha = gitio.resolve(root, rev) if rev else (
+        shown.witnesses[0].revision if shown.witnesses else None)
     witness = store.load(sha) if sha else None
     if witness is None:
         raise AgentgateError(f"no witness recorded at {str(rev or sha)[:12]}")
     if test is None:
-        result.extra["tests"] = {n: _test_json(witness, t) for n, t in witness.tests.items()}
-        return
+        views = {n: _view(witness, t) for n, t in witness.tests.items()}
+        return Shown(shown.store, shown.witnesses, tests=views)
     entry = witness.tests.get(test)
     if entry is None:
         raise AgentgateError(f"{test} is not in the witness at {witness.sha[:12]}")
-    result.extra["test"] = _test_json(witness, entry)
-    result.extra["text"] += [f"{test}: {'complete' if entry.complete else entry.incomplete}"]
-    result.extra["text"] += [
-        f"  {path}: {', '.join(names)}" for path, names in _grouped(witness, entry).items()
-    ]
+    return Shown(shown.store, shown.witnesses, test=(test, _view(witness, entry)))
 
 
 def _grouped(witness: graph.Witness, test: graph.TestEntry) -> dict[str, list[str]]:
@@ -100,14 +83,92 @@ def _grouped(witness: graph.Witness, test: graph.TestEntry) -> dict[str, list[st
     return grouped
 
 
-def _test_json(witness: graph.Witness, test: graph.TestEntry) -> dict[str, object]:
-    grouped = _grouped(witness, test)
-    return {
-        "file": test.file, "complete": test.complete, "reason": test.incomplete,
-        "outcome": test.outcome, "duration": test.duration, "fixtures": list(test.fixtures),
-        "ambient": test.ambient, "depends_on": grouped,
-    }
+def _view(witness: graph.Witness, test: graph.TestEntry) -> TestView:
+    return TestView(
+        file=test.file, complete=test.complete, reason=test.incomplete, outcome=test.outcome,
+        duration=test.duration, fixtures=test.fixtures, ambient=test.ambient,
+        depends_on=_grouped(witness, test),
+    )
 
 
-def _when(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(stamp))
+@dataclass(frozen=True)
+class Exported:
+    kind: ClassVar[str] = "store"
+    exported: tuple[str, ...]
+    file: str
+    copied: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"exported": list(self.exported), "file": self.file}
+
+
+@dataclass(frozen=True)
+class Imported:
+    kind: ClassVar[str] = "store"
+    imported: int
+    kept: int  # already stored, left as they were
+    source: str
+    unknown: int  # recorded at commits this clone does not have
+
+    def to_json(self) -> dict[str, Any]:
+        return {"imported": self.imported, "kept": self.kept}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored witness."""
+
+    revision: str
+    recorded_at: float
+    tests: int
+    incomplete: int
+    python: str
+
+
+@dataclass(frozen=True)
+class TestView:
+    """One test of a witness, with what it was seen to depend on (path -> names)."""
+
+    file: str
+    complete: bool
+    reason: str | None
+    outcome: str
+    duration: float
+    fixtures: tuple[str, ...]
+    ambient: str
+    depends_on: dict[str, list[str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "fixtures": list(self.fixtures)}
+
+
+@dataclass(frozen=True)
+class Shown:
+    kind: ClassVar[str] = "store"
+    store: str
+    witnesses: tuple[Stored, ...]
+    tests: dict[str, TestView] | None = None  # --rev: every test of that witness
+    test: tuple[str, TestView] | None = None  # --test: that one
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"witnesses": [asdict(w) for w in self.witnesses]}
+        if self.tests is not None:
+            data["tests"] = {n: t.to_json() for n, t in self.tests.items()}
+        if self.test is not None:
+            data["test"] = self.test[1].to_json()
+        return data
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """``witness record``: the witness stored, and its tests it cannot vouch for."""
+
+    kind: ClassVar[str] = "store"
+    witness: str
+    tests: int
+    incomplete: tuple[tuple[str, str | None], ...]  # node id, why; sorted
+    replaced: bool  # an earlier recording of the same revision was replaced
+
+    def to_json(self) -> dict[str, Any]:
+        return {"witness": self.witness, "tests": self.tests,
+                "incomplete": [n for n, _ in self.incomplete], "replaced": self.replaced}

@@ -162,18 +162,10 @@ def store_raw(root: Path, raw: dict[str, Any]) -> str:
 
 
 def _result(witness: graph.Witness, replaced: bool, note: str | None) -> Result:
+    from agentgate.witness.manage import Recorded
+
     incomplete = sorted(t.nodeid for t in witness.tests.values() if not t.complete)
-    text = [
-        f"witness {witness.sha[:12]}: {len(witness.tests)} tests recorded"
-        + (" (replaced the previous recording)" if replaced else ""),
-        f"incomplete (always run): {len(incomplete)}",
-    ]
-    text += [f"  {n}: {witness.tests[n].incomplete}" for n in incomplete[:20]]
-    result = Result(command="witness record", head=witness.sha)
-    if note:
-        result.notes.append(note)
-    result.extra.update(
-        witness=witness.sha, tests=len(witness.tests), incomplete=incomplete,
-        replaced=replaced, text=text,
-    )
-    return result
+    why = tuple((n, witness.tests[n].incomplete) for n in incomplete)
+    detail = Recorded(witness.sha, len(witness.tests), why, replaced)
+    return Result(command="witness record", head=witness.sha, notes=[note] if note else [],
+                  detail=detail)

@@ -25,6 +25,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Result
 from agentgate.git import gitio, worktrees
+from agentgate.report.render import text_lines
 from agentgate.run import interp
 from tests.support.git_repo import GitRepo, run_agentgate
 
@@ -97,7 +98,7 @@ def test_patch_introducing_set_order_dependence_is_patch_induced(repo: GitRepo) 
     )
     failing = seeds_where(repo, SET_FIRST, "apple")  # max() is "pear"
     result = attribute(repo)
-    extra = result.extra
+    extra = result.to_json()
     assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
         "PATCH_INDUCED", False, 1)
     # Each tree imported its own code: base never fails, head fails exactly where set
@@ -166,10 +167,10 @@ def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
                {"app/core.py": swallowing})
     failing = seeds_where(repo, SET_FIRST, "apple")
     result = attribute(repo, "tests/test_core.py::test_load")
-    assert (result.extra["verdict"], result.exit_code) == ("PATCH_MASKS", 2)
-    assert result.extra["trees"]["base"]["failing_seeds"] == failing
-    assert result.extra["trees"]["head"]["failing_seeds"] == []
-    assert "unexpected order" in " ".join(result.extra["trees"]["base"]["problems"])
+    assert (result.to_json()["verdict"], result.exit_code) == ("PATCH_MASKS", 2)
+    assert result.to_json()["trees"]["base"]["failing_seeds"] == failing
+    assert result.to_json()["trees"]["head"]["failing_seeds"] == []
+    assert "unexpected order" in " ".join(result.to_json()["trees"]["base"]["problems"])
 
 
 COUNTER_TEST = (
@@ -189,7 +190,7 @@ def test_a_seed_that_fails_only_sometimes_is_harness_env(repo: GitRepo) -> None:
     # One run at a time, so "every other run" falls on the same seeds in both trees'
     # sweeps (1, 3, ...) and then splits each seed's re-runs.
     result = attribute(repo, "tests/test_counter.py::test_counter", runs=2, jobs=1)
-    extra = result.extra
+    extra = result.to_json()
     assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
         "HARNESS_ENV", False, 2)
     assert extra["trees"]["base"]["per_seed"] == {"0": ["passed"], "1": ["failed", "passed",
@@ -207,7 +208,7 @@ def test_a_test_added_by_the_patch_is_not_collected_and_revert_code_runs_it(
                {"app/core.py": SET_ORDER_CODE, "tests/test_new.py": new_test})
     failing = seeds_where(repo, SET_FIRST, "apple")
     result = attribute(repo, "tests/test_new.py::test_new", revert_code=True)
-    extra = result.extra
+    extra = result.to_json()
     assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
         "NOT_COLLECTED", False, 2)
     assert extra["trees"]["base"]["counts"]["not-collected"] == SEEDS
@@ -227,7 +228,7 @@ def test_a_base_whose_conftest_does_not_import_is_base_unavailable(repo: GitRepo
         {"tests/conftest.py": ""},
     )
     result = attribute(repo, "tests/test_ok.py::test_ok", runs=2)
-    extra = result.extra
+    extra = result.to_json()
     assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == (
         "BASE_UNAVAILABLE", False, 2)
     assert extra["trees"]["base"]["counts"]["harness-error"] == 2
@@ -245,10 +246,10 @@ def test_a_base_that_cannot_be_checked_out_is_base_unavailable(repo: GitRepo) ->
     repo.git("config", "filter.boom.smudge", "false")
     repo.git("config", "filter.boom.required", "true")
     result = attribute(repo, "tests/test_ok.py::test_ok", runs=2)
-    assert (result.extra["verdict"], result.exit_code) == ("BASE_UNAVAILABLE", 2)
-    assert "smudge filter boom failed" in result.extra["detail"]
-    assert result.extra["trees"]["base"] is None
-    assert result.extra["trees"]["head"]["runs"] == 0  # no guess: nothing ran
+    assert (result.to_json()["verdict"], result.exit_code) == ("BASE_UNAVAILABLE", 2)
+    assert "smudge filter boom failed" in result.to_json()["detail"]
+    assert result.to_json()["trees"]["base"] is None
+    assert result.to_json()["trees"]["head"]["runs"] == 0  # no guess: nothing ran
 
 
 ENV_TEST = (
@@ -269,7 +270,7 @@ def test_nothing_failing_is_no_repro_with_the_rule_of_three_bound(
     monkeypatch.setenv("PYTEST_ADDOPTS", "--no-such-option")
     patch_repo(repo, {"tests/test_env.py": ENV_TEST}, {"README.md": "docs\n"})
     result = attribute(repo, "tests/test_env.py::test_env")
-    extra = result.extra
+    extra = result.to_json()
     assert (extra["verdict"], extra["freeze_allowed"], result.exit_code) == ("NO_REPRO", False, 0)
     assert extra["trees"]["head"]["counts"]["passed"] == SEEDS
     bound = extra["bound"]
@@ -278,7 +279,7 @@ def test_nothing_failing_is_no_repro_with_the_rule_of_three_bound(
     assert bound["head"]["rule_of_three"] == pytest.approx(3 / SEEDS)
     assert bound["runs_for_1pct"] == 299
     assert bound["head"]["more_runs_for_1pct"] == 299 - SEEDS
-    text = "\n".join(extra["text"])
+    text = "\n".join(text_lines(result))
     assert "rule of three" in text and "299 runs would bound it at 1%" in text
 
 
@@ -332,9 +333,9 @@ def test_editable_install_and_main_checkout_do_not_leak_into_the_trees(
     monkeypatch.setenv("VIRTUAL_ENV", str(venv))
     monkeypatch.setenv("PYTHONPATH", str(repo.path / "src"))
     result = attribute(repo, "tests/test_where.py::test_where", runs=2)
-    assert result.extra["python"] == str(venv / "bin" / "python")
-    assert result.extra["trees"]["head"]["counts"]["passed"] == 2, result.extra["trees"]
-    assert result.extra["verdict"] == "NO_REPRO"
+    assert result.to_json()["python"] == str(venv / "bin" / "python")
+    assert result.to_json()["trees"]["head"]["counts"]["passed"] == 2, result.to_json()["trees"]
+    assert result.to_json()["verdict"] == "NO_REPRO"
     # Proof the leak path is real: the venv's interpreter imports the dirty copy through
     # the .pth line when nothing puts a tree first.
     leaked = subprocess.run(
@@ -364,12 +365,12 @@ def test_context_file_finds_order_dependence_running_alone_cannot(repo: GitRepo)
     failing = [s for s in range(SEEDS) if position(s, "test_fill") < position(s, "test_empty")]
     assert 0 < len(failing) < SEEDS
     alone = attribute(repo, node, runs=2, mode="swept")
-    assert alone.extra["verdict"] == "NO_REPRO"
+    assert alone.to_json()["verdict"] == "NO_REPRO"
     in_file = attribute(repo, node, context="file")
-    assert in_file.extra["verdict"] == "PRE_EXISTING"
-    assert in_file.extra["trees"]["head"]["failing_seeds"] == failing
-    assert in_file.extra["trees"]["base"]["failing_seeds"] == failing
-    assert "--context file" in in_file.extra["recheck"]
+    assert in_file.to_json()["verdict"] == "PRE_EXISTING"
+    assert in_file.to_json()["trees"]["head"]["failing_seeds"] == failing
+    assert in_file.to_json()["trees"]["base"]["failing_seeds"] == failing
+    assert "--context file" in in_file.to_json()["recheck"]
 
 
 def test_matched_mode_reruns_the_given_seed(repo: GitRepo) -> None:
@@ -377,7 +378,7 @@ def test_matched_mode_reruns_the_given_seed(repo: GitRepo) -> None:
                {"app/core.py": SET_ORDER_CODE})
     seed = seeds_where(repo, SET_FIRST, "apple")[0]
     result = attribute(repo, mode="matched", seeds=(seed,), repeats=2, progress=True)
-    extra = result.extra
+    extra = result.to_json()
     assert extra["verdict"] == "PATCH_INDUCED"
     assert extra["seeds"] == [seed]
     assert extra["trees"]["head"]["per_seed"] == {str(seed): ["failed", "failed"]}
@@ -392,8 +393,8 @@ def test_a_run_over_the_timeout_is_killed_and_reported(repo: GitRepo) -> None:
     started = time.monotonic()
     result = attribute(repo, "tests/test_slow.py::test_slow", runs=1, repeats=1, timeout=3)
     assert time.monotonic() - started < 25
-    assert result.extra["trees"]["head"]["counts"]["timeout"] == 2  # swept, then matched
-    assert result.extra["verdict"] == "PATCH_INDUCED"
+    assert result.to_json()["trees"]["head"]["counts"]["timeout"] == 2  # swept, then matched
+    assert result.to_json()["verdict"] == "PATCH_INDUCED"
 
 
 # --- usage errors (no runs) ----------------------------------------------------------------

@@ -24,7 +24,7 @@ from agentgate.attribution.runs import (
     pytest_args,
     run_env,
 )
-from agentgate.attribution.summary import Summary, build_result
+from agentgate.attribution.summary import AttributionDetail, Summary, build_result
 from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
 from agentgate.core import config as config_mod
 from agentgate.core.model import Verdict
@@ -295,5 +295,6 @@ def test_text_report_exact_output() -> None:
         "  recheck: agentgate attribute tests/test_a.py::test_x",
     ]
     assert result.exit_code == 1
-    assert result.extra["verdict"] == "PATCH_INDUCED"
-    assert result.to_json()["verdict"] == "PATCH_INDUCED"  # extra's verdict wins in JSON
+    assert isinstance(result.detail, AttributionDetail)
+    assert result.detail.decision.verdict is Attribution.PATCH_INDUCED
+    assert result.to_json()["verdict"] == "PATCH_INDUCED"  # the detail's verdict wins in JSON

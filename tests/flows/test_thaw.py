@@ -262,7 +262,7 @@ def test_due_drills_only_the_leases_that_ran_out(drill_repo: GitRepo) -> None:
     assert _runs(drill_repo) == ["2", "2"]
     assert _data(due)["lease_until"] == "2026-01-20"  # renewed lease
     assert {p: p.read_bytes() for p in untouched} == untouched
-    assert [d["test"] for d in result.extra["drills"]] == [f"{FILE}::test_counted"]
+    assert [d["test"] for d in result.to_json()["drills"]] == [f"{FILE}::test_counted"]
 
 
 def test_due_with_nothing_due_says_so(drill_repo: GitRepo) -> None:

@@ -1,0 +1,205 @@
+"""What ``plan`` and ``check`` found, and its text, JSON and markdown.
+
+The records live here, not in ``flows``: the flows sit above ``report`` in the layers, and
+this is the lowest layer that sees the plan, the witness and the band together. They hold
+the stages' own values (``Plan``, ``WitnessPlan``, ``BandReport``), never display lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentgate.core.model import Verdict
+
+if TYPE_CHECKING:
+    from agentgate.plan.planner import Plan
+    from agentgate.run.band import BandReport, RunResult
+    from agentgate.witness.select import WitnessPlan
+
+
+@dataclass(frozen=True)
+class Explain:
+    """``plan --explain``: the shortest import chain from one test file to a change."""
+
+    test: str
+    chain: tuple[str, ...] | None
+    in_suite: bool
+
+    def to_json(self) -> dict[str, Any]:
+        chain = list(self.chain) if self.chain else None
+        return {"test": self.test, "chain": chain, "in_suite": self.in_suite}
+
+
+@dataclass(frozen=True)
+class PlanDetail:
+    kind: ClassVar[str] = "plan"
+    plan: Plan
+    merge_base: str
+    tests: tuple[str, ...]  # what the band selects: the witnessed selection when there is one
+    full_suite: bool
+    witness: WitnessPlan | None = None
+    explain: Explain | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "merge_base": self.merge_base,
+            "tests": list(self.tests),
+            "why": {t: list(c) for t, c in self.plan.why.items()},
+            "suite_size": len(self.plan.suite),
+            "run": "full" if self.full_suite else "band",  # what check runs for this plan
+        }
+        if self.witness is not None:
+            data["witness"] = self._witness_json()
+        if self.explain is not None:
+            data["explain"] = self.explain.to_json()
+        return data
+
+    def _witness_json(self) -> dict[str, Any]:
+        from agentgate.report import witness as witness_summary
+
+        assert self.witness is not None
+        return witness_summary.to_json(self.witness)
+
+
+@dataclass(frozen=True)
+class BandRun:
+    """What ``check`` ran: the band's report and what it was asked to run."""
+
+    report: BandReport
+    selection: tuple[str, ...] | None  # None: the whole suite
+    missed: tuple[str, ...]  # full-suite failures the band did not select (shadow mode)
+    shadow: bool
+    hypothesis_seed: int | None  # None unless the property band is on
+
+
+@dataclass(frozen=True)
+class CheckDetail(PlanDetail):
+    step_summary: ClassVar[bool] = True  # CI shows a check's markdown (render.emit)
+    verdict_plan: Verdict = Verdict.SCOPED
+    band: BandRun | None = None  # None: nothing ran
+    shadow_stats: dict[str, Any] | None = None
+    elapsed: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if self.shadow_stats is not None:
+            data["witness"]["shadow_stats"] = self.shadow_stats
+        data["verdict_plan"] = str(self.verdict_plan)
+        data["results"] = ({"ran": False} if self.band is None
+                           else results_json(self.band, len(self.plan.suite)))
+        if self.band is not None and self.band.shadow:
+            data["shadow"] = shadow_json(self.band)
+        data["duration_s"] = round(self.elapsed, 3)
+        return data
+
+
+def _main(report: BandReport) -> list[RunResult]:
+    return [r for r in report.runs if r.label != "shadow"]
+
+
+def results_json(band: BandRun, suite_size: int) -> dict[str, Any]:
+    report, main = band.report, _main(band.report)
+    data: dict[str, Any] = {
+        "ran": True,
+        "scope": "full" if band.selection is None else "band",
+        "selected": None if band.selection is None else len(band.selection),
+        "suite_size": suite_size,
+        **{k: sum(getattr(r, k) for r in main) for k in ("passed", "failed", "errors", "skipped")},
+        "failed_ids": [n for r in main for n in r.failed_ids],
+        "frozen_failed_ids": [n for r in main for n in r.frozen_failed_ids],
+        "green": all(r.green for r in main),
+        "tree": report.tree,
+        "worktree": report.worktree,
+        "interpreter": report.interpreter,
+        "pinned_env": report.pinned_env,
+        "duration_s": round(sum(r.duration for r in main), 3),
+        "runs": [r.to_json() for r in report.runs],
+    }
+    if band.hypothesis_seed is not None:
+        data["hypothesis_seed"] = band.hypothesis_seed
+    return data
+
+
+def shadow_json(band: BandRun) -> dict[str, Any]:
+    shadow = band.report.run("shadow")
+    if shadow is None:
+        whole = band.selection is None
+        return {"ran": whole, "missed": [],
+                "note": "the band was the full suite" if whole else "nothing ran"}
+    return {"ran": True, "missed": list(band.missed), **shadow.to_json()}
+
+
+# --- text --------------------------------------------------------------------------------------
+
+def text(detail: PlanDetail) -> list[str]:
+    if detail.explain is not None:
+        return [_explain_line(detail.explain)]
+    lines = _test_lines(detail)
+    if isinstance(detail, CheckDetail) and detail.band is not None:
+        lines += _result_lines(detail.band.report)
+    return lines
+
+
+def _test_lines(detail: PlanDetail) -> list[str]:
+    the_plan = detail.plan
+    full = "; promoted: check runs the full suite" if detail.full_suite else ""
+    lines = [f"tests: {len(the_plan.tests)} of {len(the_plan.suite)} test file(s){full}"]
+    for test, chain in the_plan.why.items():
+        lines.append(f"  {test}: {_chain_text(chain)}")
+    if detail.witness is not None:
+        from agentgate.report import witness as witness_summary
+
+        lines += witness_summary.text_lines(detail.witness)
+    return lines
+
+
+def _chain_text(chain: Iterable[str]) -> str:
+    chain = list(chain)
+    return "changed" if len(chain) == 1 else " -> ".join(chain)
+
+
+def _explain_line(info: Explain) -> str:
+    if info.chain:
+        return f"why {info.test}: {_chain_text(info.chain)}"
+    if not info.in_suite:
+        return f"why {info.test}: not a test file at head; nothing to explain"
+    return f"why {info.test}: not impacted (no import chain from it to a changed file)"
+
+
+def _result_lines(report: BandReport) -> list[str]:
+    where = "temporary worktree of head" if report.worktree else "the checkout (clean, at head)"
+    lines = [f"ran in {where} with {report.interpreter}"]
+    for run in report.runs:
+        lines.append(
+            f"{run.label}: {run.passed} passed, {run.failed} failed, {run.errors} errors, "
+            f"{run.skipped} skipped in {run.duration:.1f} s"
+        )
+        lines += [f"  FAILED {n}" for n in run.failed_ids]
+        if not run.green:
+            lines += [f"  | {line}" for line in run.output_tail]
+    return lines
+
+
+# --- markdown ----------------------------------------------------------------------------------
+
+def markdown(detail: PlanDetail) -> list[str]:
+    """A plan has no markdown of its own; a check's list items also make the step summary."""
+    if not isinstance(detail, CheckDetail):
+        return []
+    the_plan = detail.plan
+    size = "full suite" if detail.full_suite else f"{len(the_plan.tests)}"
+    lines = [f"- band: {size} of {len(the_plan.suite)} test file(s)"]
+    if detail.band is not None:
+        main = _main(detail.band.report)
+        passed, failed, errors, skipped = (sum(getattr(r, k) for r in main)
+                                           for k in ("passed", "failed", "errors", "skipped"))
+        lines.append(f"- results: {passed} passed, {failed} failed, "
+                     f"{errors} errors, {skipped} skipped")
+    if detail.witness is not None:
+        from agentgate.report import witness as witness_summary
+
+        lines += witness_summary.markdown_lines(detail.witness)
+    lines.append(f"- time: {detail.elapsed:.1f} s")
+    return lines
