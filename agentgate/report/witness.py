@@ -30,7 +30,7 @@ _LISTS = (
 
 
 def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
-    """``Result.extra["witness"]`` of plan and check."""
+    """The witness part of a plan's and a check's result."""
     lists = {name: [d.nodeid for d in plan.labelled(label)] for name, label in _LISTS}
     counts = {name: len(ids) for name, ids in lists.items()}
     counts["shadowed"] = len(plan.shadow)

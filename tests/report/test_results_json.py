@@ -18,7 +18,7 @@ from agentgate.attribution.verdict import TreeEvidence, decide
 from agentgate.core.model import Result
 from agentgate.report.render import detail_lines, text_lines, to_json
 from agentgate.run.junit import Outcome
-from tests.helpers import GitRepo, run_agentgate
+from tests.support.git_repo import GitRepo, run_agentgate
 
 DISPLAY_KEYS = {"text", "markdown"}
 
