@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from agentgate.core.model import Reason, Verdict
 
 if TYPE_CHECKING:
-    from agentgate.run import band
+    from agentgate.run import accounting, band
 
 
 def promotion_note(report: band.BandReport) -> str:
     main = [r for r in report.runs if r.label != "shadow"]
-    if all(r.green for r in main):
+    if all(r.green for r in main) and not report.problems:
         return "promoted: the full suite ran and passed, so the promotion is satisfied"
     return "promoted: the full suite ran and did not pass"
 
@@ -36,6 +36,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
         else:
             reasons.append(Reason(_failure_code(run), Verdict.FAILED, _failure_detail(run),
                                   path=_first_file(run.failed_ids)))
+    reasons += [_accounting_reason(p) for p in report.problems]
     missed = shadow_missed(report, selection)
     if missed:
         reasons.append(Reason(
@@ -44,6 +45,13 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
             f"({_ids(missed)}): the planner missed a dependency", path=_first_file(missed),
         ))
     return reasons
+
+
+def _accounting_reason(problem: accounting.Problem) -> Reason:
+    """A test agentgate selected that produced no outcome it recorded, or one the harness
+    reported as other than what happened (issue 11)."""
+    detail = problem.detail + (f": {_ids(problem.nodeids)}" if problem.nodeids else "")
+    return Reason(problem.code, problem.verdict, detail, path=_first_file(problem.nodeids))
 
 
 def _failure_code(run: band.RunResult) -> str:

@@ -19,7 +19,7 @@ which the base oracle judges (a test marked at base stays marked).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,3 +128,41 @@ def _complete(entry: Mapping[str, str]) -> bool:
 def _in_file(nodeids: set[str], path: str) -> bool:
     prefix = path.rstrip("/") + "::"
     return any(n.startswith(prefix) for n in nodeids)
+
+
+def account_runs(
+    runs: Iterable[tuple[Mapping[str, Any] | None, int]], selection: Sequence[str] | None
+) -> list[Problem]:
+    """Problems with the runs of one band: each run's session, then the selection against
+    what all of them collected together (the band, the property run and the marker run each
+    take their share; a test one run deselects another may run). ``selection`` None is the
+    whole suite, which must collect something."""
+    problems: list[Problem] = []
+    merged: dict[str, Any] = {"finished": True, "collected": [], "deselected": [], "tests": {}}
+    for data, returncode in runs:
+        if data is None or not isinstance(data.get("tests"), dict):
+            problems += account(None, (), returncode)
+            continue
+        problems += _run_session(data, selection or (), returncode)
+        problems += _rewritten(data)
+        merged["collected"] += data.get("collected") or []
+        merged["deselected"] += data.get("deselected") or []
+        merged["tests"].update(data["tests"])
+        merged["finished"] = merged["finished"] and bool(data.get("finished"))
+    if not merged["finished"]:
+        return problems  # the unfinished session named what it left without an outcome
+    if not merged["collected"] and not problems:
+        return [Problem("collected-nothing", Verdict.FAILED, "the run collected no test",
+                        tuple(selection or ()))]
+    merged["deselected"] = sorted(set(merged["deselected"]) - set(merged["collected"]))
+    return problems + _selected(merged, selection or ())
+
+
+def _run_session(data: Mapping[str, Any], selection: Sequence[str], returncode: int
+                 ) -> list[Problem]:
+    """One run's session; a run of the band that collects nothing is fine on its own (the
+    marker run of a band with no marked test), the band as a whole is judged after."""
+    if data.get("finished") and not data.get("collected") and (
+            data.get("exitstatus") != _USAGE_ERROR):
+        return []
+    return _session(data, selection, returncode)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ from typing import Any
 from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError
 from agentgate.git import scratch, worktrees
-from agentgate.run import interp, process
+from agentgate.run import accounting, interp, outcomes, process
 from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
@@ -32,6 +34,7 @@ BOOTSTRAP = (
     "raise SystemExit(pytest.main(args))\n"
 )
 NO_TESTS = 5  # pytest's "no tests collected": an empty selection is not a failure
+OUTCOMES_MODULE = "_agentgate_outcomes"
 _TAIL = 40
 
 
@@ -117,11 +120,15 @@ class Runner:
     workdir: Path  # JUnit files, argument files, pytest and Hypothesis caches
     timeout: int
     frozen: frozenset[str] = frozenset()
+    seen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # label -> outcomes
 
     def run(self, spec: RunSpec) -> RunResult:
         junit = self.workdir / f"{spec.label}.xml"
         argsfile = self.workdir / f"{spec.label}.args.json"
+        seen = self.workdir / f"{spec.label}.outcomes.json"
         args = [
+            # agentgate's own record of every outcome (run.outcomes), next to JUnit's
+            "-p", OUTCOMES_MODULE, f"{outcomes.OPTION}={seen}",
             f"--junitxml={junit}",
             "-o", "junit_family=xunit1",  # xunit1 carries each case's file: exact node ids
             "-o", f"cache_dir={self.workdir / 'pytest-cache'}",  # never write into the tree
@@ -132,6 +139,7 @@ class Runner:
         log = self.workdir / f"{spec.label}.log"
         done = self._execute(argsfile, log)
         code = -1 if done.timed_out else done.returncode
+        self.seen[spec.label] = _read_outcomes(seen)
         return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
                        done.timed_out, _tail(log))
 
@@ -154,6 +162,25 @@ def _tail(log: Path) -> tuple[str, ...]:
     except OSError:
         return ()
     return tuple(text.splitlines()[-_TAIL:])
+
+
+def _read_outcomes(path: Path) -> dict[str, Any] | None:
+    """What the outcome plugin wrote; None when it wrote nothing readable (the process
+    ended before, or something else wrote there): accounting fails such a run."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == outcomes.FORMAT else None
+
+
+def install_outcomes_plugin(workdir: Path) -> Path:
+    """A copy of the outcome plugin as a top-level module in its own folder, for the
+    project's interpreter's path: it needs neither agentgate nor its version installed."""
+    folder = workdir / "plugins"
+    folder.mkdir(exist_ok=True)
+    shutil.copyfile(outcomes.__file__, folder / f"{OUTCOMES_MODULE}.py")
+    return folder
 
 
 def _read_junit(junit: Path) -> dict[str, Outcome]:
@@ -208,6 +235,7 @@ class BandReport:
     interpreter: str
     pinned_env: dict[str, str]
     runs: tuple[RunResult, ...] = field(default_factory=tuple)
+    problems: tuple[accounting.Problem, ...] = ()  # outcome accounting (run.accounting)
 
     def run(self, label: str) -> RunResult | None:
         return next((r for r in self.runs if r.label == label), None)
@@ -295,6 +323,11 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
         # Hypothesis' example database would replay old failures into a pinned-seed run.
         env = interp.test_env(config, tree.path,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
+        plugins = install_outcomes_plugin(workdir)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
         runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
         results = tuple(runner.run(s) for s in band_runs(spec, tree.path))
-    return BandReport(str(tree.path), tree.worktree, python, pinned, results)
+    problems = accounting.account_runs(
+        [(runner.seen.get(r.label), r.exit_code) for r in results
+         if r.label != "shadow" and not r.timed_out], spec.selection)
+    return BandReport(str(tree.path), tree.worktree, python, pinned, results, tuple(problems))

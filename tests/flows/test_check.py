@@ -80,7 +80,9 @@ def test_promoted_plan_runs_the_full_suite_and_passes_with_zero(chain: GitRepo) 
 
 
 def test_promoted_plan_with_a_failing_full_suite_exits_one(chain: GitRepo) -> None:
-    commit(chain, {"conftest.py": "# root\n", "app/pricing/rates.py": BROKEN_RATES})
+    # The root conftest is a trust file: a human commits it on its own, then the code.
+    commit(chain, {"conftest.py": "# root\n"})
+    commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
     data = check_json(chain)
     assert (data["verdict_plan"], data["exit_code"]) == ("promote", 1)
     assert data["results"]["failed"] == 2

@@ -1,0 +1,71 @@
+"""``check`` accounts for every selected test with agentgate's own outcome plugin (issue 11
+item 1): the ways a patch hides a red test from pytest's report and exit status, each next
+to the legitimate change that must still pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgate.flows import check as checkrun
+from tests.support.chain_app import commit
+from tests.support.git_repo import GitRepo
+
+REWRITE = (
+    "import pytest\n\n@pytest.hookimpl(wrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n    report.outcome = 'passed'\n    return report\n"
+)
+BROKEN_SHOUT = "def shout(s):\n    return s.lower()\n"  # test_util fails
+
+
+def check_json(repo: GitRepo) -> dict[str, Any]:
+    return checkrun.check(repo.path, "base", "HEAD").to_json()
+
+
+def codes(data: dict[str, Any]) -> list[str]:
+    return [r["code"] for r in data["reasons"]]
+
+
+def test_a_conftest_that_reports_a_failure_as_a_pass_blocks(chain: GitRepo) -> None:
+    commit(chain, {"tests/conftest.py": REWRITE,
+                   "app/util.py": BROKEN_SHOUT})
+    data = check_json(chain)
+    assert "outcome-rewritten" in codes(data) and data["exit_code"] == 4
+    reason = next(r for r in data["reasons"] if r["code"] == "outcome-rewritten")
+    assert "tests/test_util.py::test_shout" in reason["detail"]
+
+
+def test_a_new_conftest_fixture_for_new_tests_passes(chain: GitRepo) -> None:
+    commit(chain, {"tests/conftest.py": "import pytest\n\n@pytest.fixture\n"
+                   "def word():\n    return 'a'\n",
+                   "tests/test_word.py": "from app.util import shout\n\n"
+                   "def test_word(word):\n    assert shout(word) == 'A'\n"})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, [])
+
+
+def test_a_test_that_ends_the_session_with_status_0_fails(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT,
+                   "tests/test_util.py": "import os\nfrom app.util import shout\n\n"
+                   "def test_exit():\n    os._exit(0)\n\n"
+                   "def test_shout():\n    assert shout('a') == 'A'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 1
+    assert codes(data) == ["session-not-finished"]
+    assert "tests/test_util.py" in data["reasons"][0]["detail"]
+
+
+def test_a_test_file_hidden_from_collection_fails(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT,
+                   "tests/test_util.py": "__test__ = False\nfrom app.util import shout\n\n"
+                   "def test_shout():\n    assert shout('a') == 'A'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 1
+    assert "collected-nothing" in codes(data) or "not-collected" in codes(data)
+
+
+def test_an_honest_edit_of_the_same_test_file_passes(chain: GitRepo) -> None:
+    commit(chain, {"tests/test_util.py": "from app.util import shout\n\n"
+                   "def test_shout():\n    assert shout('b') == 'B'\n"})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, [])
