@@ -20,6 +20,7 @@ from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_fro
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change
 from agentgate.gate import trust
+from agentgate.plan.markers import assigned_names
 
 CONFTEST = "conftest.py"
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
@@ -103,19 +104,11 @@ def plugins_declared(text: str | None) -> tuple[str, ...] | None:
     except (SyntaxError, ValueError):
         return ("?",)
     for node in tree.body:
-        targets = _targets(node)
+        targets = assigned_names(node)
         if "pytest_plugins" in targets:
             value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
             return _names(value)
     return None
-
-
-def _targets(node: ast.stmt) -> set[str]:
-    if isinstance(node, ast.Assign):
-        return {t.id for t in node.targets if isinstance(t, ast.Name)}
-    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-        return {node.target.id}
-    return set()
 
 
 def _names(value: ast.expr | None) -> tuple[str, ...]:

@@ -202,14 +202,15 @@ def _module_markers(tree: ast.Module, ctx: _Context) -> _Markers:
 def _pytestmark(body: list[ast.stmt], ctx: _Context) -> _Markers:
     markers: _Markers = []
     for node in body:
-        targets = _assigned_names(node)
+        targets = assigned_names(node)
         value = getattr(node, "value", None)
         if "pytestmark" in targets and isinstance(value, ast.expr):
             markers += _marker_exprs(value, ctx)
     return markers
 
 
-def _assigned_names(node: ast.stmt) -> set[str]:
+def assigned_names(node: ast.stmt) -> set[str]:
+    """The plain names a statement binds (``x = ...``, ``x: T = ...``, ``x += ...``)."""
     if isinstance(node, ast.Assign):
         return {t.id for t in node.targets if isinstance(t, ast.Name)}
     if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
