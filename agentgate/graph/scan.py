@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from agentgate.graph.scan_ast import scan_tree
 from agentgate.graph.scan_grimp import FAKE_PACKAGE, ImportLine, grimp_lines
+from agentgate.graph.scan_isolated import LARGE, scan_isolated
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -88,7 +89,23 @@ def scan_sources(sources: Mapping[str, bytes]) -> dict[str, FileScan]:
             results[key] = _scan_ast(text_or_scan)
         else:
             texts[key] = text_or_scan
-    results.update(_scan_fast(texts))
+    results.update(scan_texts(texts))
+    return results
+
+
+def scan_here(text: str) -> FileScan:
+    """One decoded source scanned in this process, whatever its size (the isolated child's
+    entry)."""
+    return _scan_fast({"f": text})["f"]
+
+
+def scan_texts(texts: Mapping[str, str]) -> dict[str, FileScan]:
+    """Decoded sources: the huge ones each in a child process (``scan_isolated``), the rest
+    here."""
+    huge = {k: t for k, t in texts.items() if len(t) > LARGE}
+    results = _scan_fast({k: t for k, t in texts.items() if k not in huge})
+    for key, text in huge.items():
+        results[key] = FileScan(*scan_isolated(text))
     return results
 
 
@@ -120,7 +137,10 @@ def _scan_ast(text: str) -> FileScan:
         return FileScan((), (("syntax-error", f"{where}{exc.msg}"),))
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileScan((), (("syntax-error", f"cannot be parsed ({type(exc).__name__})"),))
-    imports, escalations = scan_tree(tree)
+    try:
+        imports, escalations = scan_tree(tree)
+    except RecursionError:  # parsed, but nested too deeply for the tree walk
+        return FileScan((), (("too-complex", "nested too deeply to read its imports"),))
     return FileScan(tuple(sorted(set(imports))), tuple(escalations))
 
 
@@ -223,7 +243,7 @@ class _LineReader:
         end = offset + col if row == 1 else self._starts[number + row - 2] + col
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except (SyntaxError, RecursionError, MemoryError):
             return [], offset + 1  # ``yield from x``, ``raise E from e``, a word in a string
         if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Import | ast.ImportFrom):
             return [], offset + 1

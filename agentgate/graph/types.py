@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Escalation:
     path: str  # repo-relative file
-    code: str  # "dynamic-import" | "syntax-error" | "not-utf8" | "unresolved-import"
+    code: str  # "dynamic-import" | "syntax-error" | "not-utf8" | "unresolved-import" |
+    # "too-complex" (a file too large or deeply nested to scan)
     detail: str  # e.g. "importlib.import_module(name) with a computed name at line 12"
 
 

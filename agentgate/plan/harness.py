@@ -101,7 +101,7 @@ def plugins_declared(text: str | None) -> tuple[str, ...] | None:
         return None
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ("?",)
     for node in tree.body:
         targets = assigned_names(node)

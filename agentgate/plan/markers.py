@@ -69,7 +69,7 @@ def added_markers(
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError, UnicodeError):
+    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return None
 
 

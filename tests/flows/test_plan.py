@@ -282,3 +282,21 @@ def test_plan_needs_a_base(chain: GitRepo) -> None:
     proc = run_agentgate("plan", cwd=chain.path)
     assert proc.returncode == 64
     assert "--base" in proc.stderr
+
+
+def test_generated_code_too_big_to_scan_stays_local(chain: GitRepo) -> None:
+    # Issue 12: a 60,000-term expression killed the planner with SIGSEGV in the scanner, and
+    # a deeply nested test file with a RecursionError in the marker scan.
+    huge = "X = " + " + ".join(["1"] * 60_000) + "\n"
+    deep = "Y = " + " + ".join(["1"] * 5_000) + "\n\ndef test_deep():\n    assert Y\n"
+    commit(chain, {"app/generated.py": huge, "tests/test_generated.py":
+                   "from app.generated import X\n\ndef test_x():\n    assert X\n"}, "gen")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n",
+                   "tests/test_deep.py": deep})
+    proc = run_agentgate("plan", "--base", "base", "--format", "json", cwd=chain.path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["tests"] == ["tests/test_deep.py", "tests/test_generated.py", "tests/test_util.py"]
+    [reason] = [r for r in data["reasons"] if r["code"] == "too-complex"]
+    assert reason["path"] == "app/generated.py"

@@ -196,3 +196,29 @@ def test_without_grimp_the_ast_pass_gives_the_same_answer() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+# --- issue 12: no source can crash the scanner --------------------------------------------
+
+HUGE_EXPRESSION = "import os\nX = " + " + ".join(["1"] * 60_000) + "\n"  # grimp: SIGSEGV
+
+
+def test_a_huge_generated_expression_escalates_instead_of_crashing() -> None:
+    scans = scan_sources({"huge": HUGE_EXPRESSION.encode(), "ok": b"import a.b\n"})
+    assert scans["ok"].imports == ("a.b",)
+    [(code, detail)] = scans["huge"].escalations
+    assert code == "too-complex" and "scan" in detail
+
+
+def test_a_large_ordinary_file_is_still_read_exactly() -> None:
+    # The legitimate twin: a big file that is not pathological keeps its imports.
+    big = "import a.b\nfrom c import d\n" + "x = 1\n" * 40_000
+    assert len(big) > imports_scan.LARGE
+    scan = scan_sources({"big": big.encode()})["big"]
+    assert (scan.imports, scan.escalations) == (("a.b", "c:d"), ())
+
+
+def test_deep_nesting_on_the_ast_path_escalates() -> None:
+    deep = "import importlib\nY = " + "(" * 5_000 + "1" + ")" * 5_000 + "\n"
+    [(code, _)] = scan_sources({"deep": deep.encode()})["deep"].escalations
+    assert code in ("syntax-error", "too-complex")
