@@ -43,7 +43,8 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 8  # bump whenever raw records or the layouts change meaning
+VERSION = 9  # bump whenever raw records or the layouts change meaning (9: coding cookies,
+# loaders, huge files scanned apart)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

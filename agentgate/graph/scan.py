@@ -49,7 +49,10 @@ _FROM_RE = re.compile(
 _KEYWORD_RE = re.compile(r"\b(?:import|from)\b")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins")
+_DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins", "runpy", "pkgutil")
+# the other loaders (graph.scan_loaders) and exec/compile called as builtins
+_LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file_location|"
+                           r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 
@@ -110,20 +113,37 @@ def scan_texts(texts: Mapping[str, str]) -> dict[str, FileScan]:
 
 
 def _decode(data: bytes) -> str | FileScan:
+    """The source as Python reads it: a ``# coding:`` cookie is honoured (issue 12: under
+    ``utf-7`` the bytes ``+AAo-import os`` are a newline and an import)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    encoding = _declared(data)
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        detail = f"not valid UTF-8 at byte {exc.start} ({exc.reason}); re-save it as UTF-8"
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        where = f" at byte {exc.start} ({exc.reason})" if isinstance(
+            exc, UnicodeDecodeError) else ""
+        detail = f"not valid {encoding}{where}; re-save it as UTF-8"
         return FileScan((), (("not-utf8", detail),))
     if "\x00" in text:
         return FileScan((), (("syntax-error", "source contains a NUL byte"),))
     return text
 
 
+def _declared(data: bytes) -> str:
+    """The encoding a coding cookie on the first two lines declares, else UTF-8."""
+    if not any(b"coding" in line for line in data[:400].split(b"\n", 2)[:2]):
+        return "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return "utf-8"  # an unknown codec: decoding as UTF-8 then fails or is what Python sees
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
 def _needs_ast(text: str) -> bool:
-    return _DEEP_RELATIVE in text or any(hint in text for hint in _DYNAMIC_HINTS)
+    return (_DEEP_RELATIVE in text or any(hint in text for hint in _DYNAMIC_HINTS)
+            or _LOADER_HINTS.search(text) is not None)
 
 
 def _scan_ast(text: str) -> FileScan:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from agentgate.graph.scan_loaders import loader_escalations
+
 Escalations = list[tuple[str, str]]
 
 
@@ -53,6 +55,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     escalations: Escalations = list(plugins)
     if dynamic:
         _dynamic(calls, refs, names, imports, escalations)
+        escalations += loader_escalations(calls)
     return imports, escalations
 
 

@@ -128,10 +128,12 @@ def test_syntax_error_escalates(repo: GitRepo) -> None:
 
 def test_non_utf8_file_escalates(repo: GitRepo) -> None:
     repo.files(PKG)
-    repo.write("app/latin.py", b"# -*- coding: latin-1 -*-\nimport app\nNAME = '\xe9'\n")
-    repo.commit("latin-1 source")
+    repo.write("app/latin.py", b"import app\nNAME = '\xe9'\n")  # no cookie: Python refuses
+    repo.write("app/declared.py", b"# -*- coding: latin-1 -*-\nimport app.latin\nN = '\xe9'\n")
+    repo.commit("latin-1 sources")
     g = build(repo)
     assert [(e.path, e.code) for e in g.escalations] == [("app/latin.py", "not-utf8")]
+    assert "app.latin" in g.imports["app.declared"]  # read as Python reads it
 
 
 def test_relative_import_above_the_top_escalates(repo: GitRepo) -> None:

@@ -222,3 +222,45 @@ def test_deep_nesting_on_the_ast_path_escalates() -> None:
     deep = "import importlib\nY = " + "(" * 5_000 + "1" + ")" * 5_000 + "\n"
     [(code, _)] = scan_sources({"deep": deep.encode()})["deep"].escalations
     assert code in ("syntax-error", "too-complex")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # Attack: under utf-7 these bytes are a newline and an import that UTF-8 never sees.
+        (b"# coding: utf-7\n+AAo-import app.hidden\n", ("app.hidden",)),
+        (b"#!/usr/bin/env python\n# coding=utf-7\n+AAo-import app.x\n", ("app.x",)),
+        ("# -*- coding: latin-1 -*-\nimport app.caf\u00e9\n".encode("latin-1"), ("app.café",)),
+        (b"import os  # coding: not a cookie on line 1? it is: utf-8 stays\n", ("os",)),
+    ],
+    ids=["utf-7", "utf-7-second-line", "latin-1", "plain"],
+)
+def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tuple[str]) -> None:
+    assert scan_sources({"f": source})["f"].imports == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        ("import importlib.util as u\nu.spec_from_file_location('p', 'plugins/x.py')\n",
+         "spec_from_file_location"),
+        ("import runpy\nrunpy.run_path('scripts/x.py')\n", "run_path"),
+        ("from runpy import run_module\nrun_module('app.x')\n", "run_module"),
+        ("import pkgutil\npkgutil.resolve_name('app.x:f')\n", "resolve_name"),
+        ("exec(open('conf.py').read())\n", "exec() of a file"),
+        ("from pathlib import Path\ncode = compile(Path('x.py').read_text(), 'x', 'exec')\n",
+         "compile() of a file"),
+        ("__builtins__.__import__('app.x')\n", "__builtins__"),
+    ],
+    ids=["spec_from_file_location", "run_path", "run_module", "resolve_name", "exec",
+         "compile", "builtins"],
+)
+def test_other_loaders_escalate(source: str, fragment: str) -> None:
+    [(code, detail)] = scan_sources({"f": source.encode()})["f"].escalations
+    assert code == "dynamic-import" and fragment in detail
+
+
+def test_exec_of_a_string_and_re_compile_do_not_escalate() -> None:
+    # The legitimate twins: no file is read, nothing is loaded.
+    source = b"import re\nR = re.compile('x')\nexec('y = 1')\n"
+    assert scan_sources({"f": source})["f"].escalations == ()
