@@ -43,8 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 9  # bump whenever raw records or the layouts change meaning (9: coding cookies,
-# loaders, huge files scanned apart)
+VERSION = 10  # bump whenever raw records or the layouts change meaning (10: prefix:** records)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agentgate.core.paths import under
-from agentgate.graph.resolve import pytest_name
+from agentgate.graph.resolve import DESCENDANTS, pytest_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -52,7 +52,11 @@ class Expansions:
     def of(self, module: str, probes: Iterable[str], stars: Iterable[str]) -> set[str]:
         found: set[str] = set()
         for base in stars:
-            found.update(self.children.get(base, ()))
+            if base.endswith(f".{DESCENDANTS}"):
+                prefix = base[: -len(DESCENDANTS) - 1]
+                found.update(n for n in self.modules if n.startswith(prefix))
+            else:
+                found.update(self.children.get(base, ()))
         aliases = self.aliases if probes else {}
         for probe in probes if aliases else ():
             for real in aliases.get(probe, ()):

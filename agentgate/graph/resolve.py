@@ -100,6 +100,9 @@ def pytest_name(path: str, packages: frozenset[str]) -> str:
     return ".".join(parts)
 
 
+DESCENDANTS = "**"  # ``prefix:**``: any module whose name starts with the prefix
+
+
 @dataclass(frozen=True)
 class Resolved:
     edges: tuple[str, ...]
@@ -126,6 +129,8 @@ def resolve(
         for name in names.split(",") if names else ():
             if name == "*":
                 stars.append(base)
+            elif name == DESCENDANTS:  # a computed import under a constant prefix
+                stars.append(f"{base}.{DESCENDANTS}")
             else:
                 targets.append(f"{base}.{name}")
         relative = head.startswith((".", "@"))

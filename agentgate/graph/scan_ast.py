@@ -54,9 +54,48 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
             stack.append(child)
     escalations: Escalations = list(plugins)
     if dynamic:
+        names.constants = _constants(tree)
         _dynamic(calls, refs, names, imports, escalations)
         escalations += loader_escalations(calls)
     return imports, escalations
+
+
+def _constants(tree: ast.AST) -> dict[str, str]:
+    """Module-level ``NAME = "text"`` bindings: a computed import's constant prefix."""
+    found: dict[str, str] = {}
+    for node in tree.body if isinstance(tree, ast.Module) else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name) and (text := _literal(node.value)) is not None:
+            found[node.targets[0].id] = text
+    return found
+
+
+def prefix_of(expr: ast.expr | None, constants: dict[str, str]) -> str | None:
+    """The constant start of a computed module name: ``"app.formats." + kind``,
+    ``PREFIX + name``, ``f"app.formats.{kind}"``; None when it has none."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        expr = expr.left
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        expr = expr.values[0]
+    if isinstance(expr, ast.Name):
+        return constants.get(expr.id)
+    return _literal(expr)
+
+
+def _narrowed(call: ast.Call, kind: str, names: _Bindings) -> tuple[str, str] | None:
+    """A computed absolute name under a dotted constant prefix loads a module under that
+    prefix (issue 12): ``(record, detail)``, the record meaning every module below it."""
+    name_expr = _arg(call, 0, "name")
+    if _unpacked(call) or name_expr is None or _literal(name_expr) is not None:
+        return None
+    if kind == "__import__" and _arg(call, 4, "level") is not None:
+        return None
+    prefix = prefix_of(name_expr, names.constants)
+    if not prefix or prefix.startswith(".") or "." not in prefix.rstrip("."):
+        return None  # relative, or no complete top-level package: it may load anything
+    detail = (f"{_label(kind)}({ast.unparse(name_expr)[:40]}) with a computed name under "
+              f"{prefix!r} at line {call.lineno}")
+    return f"{prefix.rstrip('.')}:**", detail
 
 
 def _pytest_plugins(node: ast.Assign | ast.AnnAssign | ast.AugAssign, imports: list[str],
@@ -83,6 +122,7 @@ class _Bindings:
     builtins: set[str] = field(default_factory=set)
     import_module: set[str] = field(default_factory=set)
     dunder: set[str] = field(default_factory=lambda: {"__import__"})
+    constants: dict[str, str] = field(default_factory=dict)  # module-level NAME = "text"
 
     def note_import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -133,6 +173,11 @@ def _dynamic(
         if kind is None:
             continue
         called.add(id(call.func))
+        narrowed = _narrowed(call, kind, names)
+        if narrowed is not None:
+            imports.append(narrowed[0])
+            out.append(("dynamic-prefix", narrowed[1]))
+            continue
         record = _import_module(call) if kind == "import_module" else _dunder_import(call)
         if isinstance(record, str):
             imports.append(record)

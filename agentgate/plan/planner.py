@@ -299,6 +299,11 @@ def _deleted_tests(inp: PlanInput, patterns: tuple[str, ...]) -> list[Reason]:
     return reasons
 
 
+# Escalations the graph already narrowed to edges (a computed import under a constant
+# prefix depends on every module under it): reported, never seeded as "everything".
+NARROWED = frozenset(("dynamic-prefix",))
+
+
 def _escalate_locally(graph: ImportGraph, impact: _Impact) -> None:
     """Uncertainty stays local (DESIGN principle 2, issue 12): a file the graph cannot read
     (a computed import, a file that does not parse or decode, an import it cannot resolve)
@@ -309,7 +314,7 @@ def _escalate_locally(graph: ImportGraph, impact: _Impact) -> None:
         return
     for escalation in graph.escalations:
         name = graph.module_of(escalation.path)
-        if name is not None:
+        if name is not None and escalation.code not in NARROWED:
             impact.seeds.setdefault(name, escalation.path)
 
 
@@ -324,6 +329,10 @@ def _escalations(
         if name is None:
             reasons.append(_promote(e.code, f"{e.detail}: the import graph cannot tell what "
                                     "this path is; full suite required", e.path))
+            continue
+        if e.code in NARROWED:
+            reasons.append(Reason(e.code, Verdict.SCOPED, f"{e.detail}: it depends on every "
+                                  "module under that prefix", path=e.path))
             continue
         effect = _effect(graph, name, tests) if name in seeded else "no change reaches it"
         reasons.append(Reason(e.code, Verdict.SCOPED, f"{e.detail}: the import graph cannot "

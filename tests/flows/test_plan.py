@@ -300,3 +300,41 @@ def test_generated_code_too_big_to_scan_stays_local(chain: GitRepo) -> None:
     assert data["tests"] == ["tests/test_deep.py", "tests/test_generated.py", "tests/test_util.py"]
     [reason] = [r for r in data["reasons"] if r["code"] == "too-complex"]
     assert reason["path"] == "app/generated.py"
+
+
+LOADER = {
+    "app/formats/__init__.py": "",
+    "app/formats/csv.py": "def read():\n    return 'csv'\n",
+    "app/formats/nested/__init__.py": "",
+    "app/formats/nested/xml.py": "def read():\n    return 'xml'\n",
+    "app/loader.py": "import importlib\n\nPREFIX = 'app.formats.'\n\n"
+    "def load(kind):\n    return importlib.import_module(PREFIX + kind).read()\n",
+    "tests/test_loader.py": "from app.loader import load\n\n"
+    "def test_load():\n    assert load('csv') == 'csv'\n",
+}
+
+
+def test_a_computed_import_under_a_constant_prefix_depends_on_that_prefix(
+    chain: GitRepo,
+) -> None:
+    # Issue 12: "PREFIX + name" loads a module under PREFIX, not just anything.
+    commit(chain, LOADER, "loader")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/formats/nested/xml.py": "def read():\n    return 'XML'\n"})
+    data = plan_json(chain)
+    assert (data["exit_code"], data["tests"]) == (0, ["tests/test_loader.py"])
+    assert {r["code"] for r in data["reasons"]} == {"dynamic-prefix"}
+
+
+def test_a_change_outside_the_prefix_does_not_reach_the_loader(chain: GitRepo) -> None:
+    commit(chain, LOADER, "loader")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    assert plan_json(chain)["tests"] == ["tests/test_util.py"]
+
+
+def test_a_module_added_under_the_prefix_reaches_the_loader(chain: GitRepo) -> None:
+    commit(chain, LOADER, "loader")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/formats/yaml.py": "def read():\n    return 'yaml'\n"})
+    assert plan_json(chain)["tests"] == ["tests/test_loader.py"]
