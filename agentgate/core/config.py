@@ -18,6 +18,10 @@ from agentgate.core.paths import DEFAULT_PYTHON_FILES
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
+# Files no test can read (fnmatch patterns on the repo path; ``*`` crosses folders). Any
+# other file outside the packages and test roots may be read by any code (rates/vat.json
+# read by app/tax.py): a change to it runs the tests that could read it (issue 12).
+DEFAULT_INERT = ("docs/*", "doc/*", "*.md", "*.rst")
 
 # Agents with public evidence of the environment variables they set in the shells they run,
 # the identities they commit as, and the trailers they add. Patterns are fnmatch-style and
@@ -86,6 +90,7 @@ class Config:
     ambient: tuple[str, ...] = DEFAULT_AMBIENT
     timeout: int = 600
     trust_paths: tuple[str, ...] = ()  # more trust files or folders (CI definitions, ...)
+    inert: tuple[str, ...] = DEFAULT_INERT  # files no test reads
     has_section: bool = False  # whether [tool.agentgate] exists at all
 
     def pinned_env(self) -> dict[str, str]:
@@ -95,7 +100,7 @@ class Config:
 
 _STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all")
 _LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient",
-              "trust_paths")
+              "trust_paths", "inert")
 _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
 # Keys naming places in the repository. agentgate writes to some of them (``fixtures record``,
 # ``freeze``, ``init``) and trusts all of them, so a committed config must not point them

@@ -9,6 +9,7 @@ or promotes; nothing a patch does removes a test the repository's structure sele
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -121,8 +122,13 @@ def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact) 
         # Package data: whatever imports the package (the graph gives every module an edge
         # to its parent packages, so importers of its submodules too) may read the file.
         impact.seeds.setdefault(package, path)
-    else:
+    elif any(fnmatch.fnmatchcase(path, pattern) for pattern in config.inert):
         impact.inert.append(path)
+    else:
+        # A file outside the packages (rates/vat.json read by app/tax.py): any code may
+        # read it, so every test may (issue 12); a witness narrows this to the tests that
+        # opened it.
+        impact.test_data.append(path)
 
 
 class _Packages:

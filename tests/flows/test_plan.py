@@ -338,3 +338,14 @@ def test_a_module_added_under_the_prefix_reaches_the_loader(chain: GitRepo) -> N
     chain.git("tag", "-f", "base")
     commit(chain, {"app/formats/yaml.py": "def read():\n    return 'yaml'\n"})
     assert plan_json(chain)["tests"] == ["tests/test_loader.py"]
+
+
+def test_a_data_file_read_at_run_time_selects_the_tests(chain: GitRepo) -> None:
+    commit(chain, {"rates/vat.json": '{"rate": 0.2}\n',
+                   "app/pricing/rates.py": "import json\nimport pathlib\n\n"
+                   "RATE = json.loads((pathlib.Path(__file__).parents[2] / 'rates' / "
+                   "'vat.json').read_text())['rate']\n"}, "rates from data")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"rates/vat.json": '{"rate": 0.5}\n'})
+    data = plan_json(chain)
+    assert "tests/test_session.py" in data["tests"] and data["exit_code"] == 0

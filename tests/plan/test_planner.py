@@ -154,11 +154,25 @@ def test_package_init_change_reaches_importers_of_its_submodules() -> None:
     assert p.why["tests/test_session.py"][-2:] == ("app/pricing/tax.py", "app/pricing/__init__.py")
 
 
-def test_docs_and_other_files_impact_nothing() -> None:
-    p = run(M("README.md"), M("docs/guide.rst"), M("scripts/release.sh"))
+def test_docs_and_markdown_impact_nothing() -> None:
+    p = run(M("README.md"), M("docs/guide.rst"), M("docs/img/arch.png"))
     assert p.tests == ()
     assert codes(p) == []
     assert any("README.md" in n for n in p.notes)
+
+
+def test_a_data_file_outside_the_packages_may_be_read_by_any_test() -> None:
+    # Issue 12: rates/vat.json, read by app/tax.py at run time, was inert: no test ran.
+    p = run(M("rates/vat.json"))
+    assert p.tests == ("tests/test_session.py", "tests/test_tax.py", "tests/test_util.py",
+                       "tests/unit/test_fast.py")
+    assert p.why["tests/test_tax.py"] == ("tests/test_tax.py", "rates/vat.json")
+
+
+def test_an_inert_pattern_makes_a_file_impact_nothing() -> None:
+    config = Config(root=Path("."), tests=("tests",), sources=(".",),
+                    inert=("scripts/*", "*.md"))
+    assert run(M("scripts/release.sh"), M("README.md"), config=config).tests == ()
 
 
 def test_data_file_in_a_test_root_impacts_that_root() -> None:
