@@ -21,7 +21,9 @@ DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH"
 # Files no test can read (fnmatch patterns on the repo path; ``*`` crosses folders). Any
 # other file outside the packages and test roots may be read by any code (rates/vat.json
 # read by app/tax.py): a change to it runs the tests that could read it (issue 12).
-DEFAULT_INERT = ("docs/*", "doc/*", "*.md", "*.rst")
+DEFAULT_INERT = ("docs/*", "doc/*", "*.md", "*.rst", "LICENSE*", "COPYING*", "AUTHORS*",
+                 "CHANGELOG*", ".gitignore", ".gitattributes", ".editorconfig", ".github/*",
+                 ".gitlab-ci.yml", ".pre-commit-config.yaml")
 
 # Agents with public evidence of the environment variables they set in the shells they run,
 # the identities they commit as, and the trailers they add. Patterns are fnmatch-style and
