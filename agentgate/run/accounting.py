@@ -26,6 +26,10 @@ from typing import Any
 from agentgate.core.model import Verdict
 
 PHASES = ("setup", "call", "teardown")
+# The plugin's option and file format (run.outcomes holds the same two: it imports nothing
+# of agentgate's, and this module must not import pytest).
+OPTION = "--agentgate-outcomes"
+FORMAT = 1
 _HIDDEN = ("passed", "skipped")  # reported outcomes that would hide a failure
 _USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR: a node id on the command line not found
 

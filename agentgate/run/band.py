@@ -24,7 +24,7 @@ from typing import Any
 from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError
 from agentgate.git import scratch, worktrees
-from agentgate.run import accounting, interp, outcomes, process
+from agentgate.run import accounting, interp, process
 from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
@@ -35,6 +35,9 @@ BOOTSTRAP = (
 )
 NO_TESTS = 5  # pytest's "no tests collected": an empty selection is not a failure
 OUTCOMES_MODULE = "_agentgate_outcomes"
+# The plugin is copied, never imported here: it imports pytest, which agentgate's own
+# environment (pre-commit's hook environment) need not have.
+OUTCOMES_FILE = Path(__file__).with_name("outcomes.py")
 _TAIL = 40
 
 
@@ -128,7 +131,7 @@ class Runner:
         seen = self.workdir / f"{spec.label}.outcomes.json"
         args = [
             # agentgate's own record of every outcome (run.outcomes), next to JUnit's
-            "-p", OUTCOMES_MODULE, f"{outcomes.OPTION}={seen}",
+            "-p", OUTCOMES_MODULE, f"{accounting.OPTION}={seen}",
             f"--junitxml={junit}",
             "-o", "junit_family=xunit1",  # xunit1 carries each case's file: exact node ids
             "-o", f"cache_dir={self.workdir / 'pytest-cache'}",  # never write into the tree
@@ -171,7 +174,7 @@ def _read_outcomes(path: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == outcomes.FORMAT else None
+    return data if isinstance(data, dict) and data.get("format") == accounting.FORMAT else None
 
 
 def install_outcomes_plugin(workdir: Path) -> Path:
@@ -179,7 +182,7 @@ def install_outcomes_plugin(workdir: Path) -> Path:
     project's interpreter's path: it needs neither agentgate nor its version installed."""
     folder = workdir / "plugins"
     folder.mkdir(exist_ok=True)
-    shutil.copyfile(outcomes.__file__, folder / f"{OUTCOMES_MODULE}.py")
+    shutil.copyfile(OUTCOMES_FILE, folder / f"{OUTCOMES_MODULE}.py")
     return folder
 
 

@@ -141,12 +141,12 @@ def test_uncommitted_freeze_record_excuses_nothing(chain: GitRepo) -> None:
 
 
 def test_shadow_reports_full_suite_failures_the_band_missed(chain: GitRepo) -> None:
-    # A test reading a file outside every package: the import graph cannot see it.
-    commit(chain, {"data/greeting.txt": "hello\n",
+    # A test reading a file the config calls inert (docs): the planner believes no test can.
+    commit(chain, {"docs/greeting.txt": "hello\n",
                    "tests/test_data.py": "from pathlib import Path\n\ndef test_greeting():\n"
-                   "    assert Path('data/greeting.txt').read_text() == 'hello\\n'\n"}, "data")
+                   "    assert Path('docs/greeting.txt').read_text() == 'hello\\n'\n"}, "data")
     chain.git("tag", "-f", "base")
-    commit(chain, {"data/greeting.txt": "bye\n"})
+    commit(chain, {"docs/greeting.txt": "bye\n"})
     plain = check_json(chain)
     assert (plain["exit_code"], plain["results"]) == (0, {"ran": False})
     data = check_json(chain, shadow=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,15 @@ def test_no_file_at_all_fails() -> None:
     problems = accounting.account(None, ["tests/test_a.py"], 0)
     assert _codes(problems) == [("no-outcomes", ())]
     assert "exit status 0" in problems[0].detail
+
+
+def test_the_plugin_and_the_accounting_agree_on_the_option_and_format() -> None:
+    assert (outcomes.OPTION, outcomes.FORMAT) == (accounting.OPTION, accounting.FORMAT)
+
+
+def test_the_band_does_not_import_pytest() -> None:
+    # pre-commit's hook environment has agentgate but not necessarily pytest.
+    probe = ("import sys\nsys.modules['pytest'] = None\nsys.modules['_pytest'] = None\n"
+             "import agentgate.run.band, agentgate.run.accounting\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
