@@ -181,17 +181,25 @@ def entries(root: Path, config: Config, *, today: date | None = None) -> list[En
     if not folder.is_dir():
         return [Entry(folder, None, "the ledger path is not a folder; make it one")]
     ctx = Context(root=root, today=today or utc_today(), max_days=config.max_freeze_days)
-    found = [_judge(_read(path), ctx) for path in sorted(folder.glob("*.json"))]
-    return _mark_duplicates(root, found)
+    found = [judge(_read(path), ctx) for path in sorted(folder.glob("*.json"))]
+    return mark_duplicates(root, found)
 
 
 def _read(path: Path) -> Entry:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"),
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Entry(path, None, f"unreadable ({exc}); fix the file or delete it")
+    return parse_entry(path, raw)
+
+
+def parse_entry(path: Path, raw: bytes) -> Entry:
+    try:
+        data = json.loads(raw.decode("utf-8"),
                           object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
     except UnicodeDecodeError:
         return Entry(path, None, "not valid UTF-8; re-save it as UTF-8 JSON")
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         return Entry(path, None, f"malformed JSON ({exc}); fix the file or delete it")
     if not isinstance(data, dict):
         return Entry(path, None, "not a JSON object; a record is one object per file")
@@ -211,13 +219,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _judge(entry: Entry, ctx: Context) -> Entry:
+def judge(entry: Entry, ctx: Context) -> Entry:
     if entry.data is None:
         return entry
     return replace(entry, problems=record_problems(entry.data, ctx))
 
 
-def _mark_duplicates(root: Path, found: list[Entry]) -> list[Entry]:
+def mark_duplicates(root: Path, found: list[Entry]) -> list[Entry]:
     by_test: dict[str, list[Entry]] = defaultdict(list)
     for entry in found:
         if entry.test is not None:
@@ -272,10 +280,15 @@ def frozen_tests(root: Path, config: Config, *, today: date | None = None) -> fr
     A test on probation passed its drills and counts again; an expired or otherwise invalid
     record is not honoured (and ``check`` blocks).
     """
-    return frozenset(
-        e.test for e in entries(root, config, today=today)
+    return frozenset(frozen_in(entries(root, config, today=today)))
+
+
+def frozen_in(found: list[Entry]) -> dict[str, dict[str, Any]]:
+    """Valid, unexpired records not on probation, by test."""
+    return {
+        e.test: e.data for e in found
         if is_valid(e) and e.test is not None and e.data is not None and e.data["state"] == FROZEN
-    )
+    }
 
 
 def write_record(
