@@ -165,6 +165,9 @@ def apply_outcome(
                   "--cause naming the ambient input or reason")
         return drilled, _failed(detail), f"{record.test}: not renewed"
     until = renewal_end(record, today, max_days)
+    if until is None:
+        return drilled, _failed(f"{record.test}: {failed}; {past_cap(record, max_days)}"), (
+            f"{record.test}: not renewed (past max_freeze_days)")
     renewed = replace(drilled, state=FROZEN, lease_until=None, renewed_at=today,
                       freeze_until=until)
     renewed = renewed.with_event("renewed", today, cause=cause, until=until.isoformat())
@@ -172,10 +175,23 @@ def apply_outcome(
     return renewed, _failed(detail), f"{record.test}: renewed until {until.isoformat()}"
 
 
-def renewal_end(record: FreezeRecord, today: date, max_days: int) -> date:
-    """The same length as the period that just ended, never more than ``max_days``."""
+def renewal_end(record: FreezeRecord, today: date, max_days: int) -> date | None:
+    """The same length as the period that just ended (at most ``max_days``), or None when that
+    would run past ``frozen_at + max_days``: the cap counts from the first freeze (issue 11),
+    so drills alone never keep a test frozen for longer."""
     period = (record.freeze_until - record.period_start).days
-    return today + timedelta(days=max(1, min(period, max_days)))
+    until = today + timedelta(days=max(1, min(period, max_days)))
+    return None if until > freeze_cap(record, max_days) else until
+
+
+def freeze_cap(record: FreezeRecord, max_days: int) -> date:
+    return record.frozen_at + timedelta(days=max_days)
+
+
+def past_cap(record: FreezeRecord, max_days: int) -> str:
+    return (f"freeze NOT renewed: a renewal would run past {freeze_cap(record, max_days)}, "
+            f"max_freeze_days = {max_days} from the first freeze on {record.frozen_at}; a new "
+            f"attribution is needed: agentgate attribute {shlex.quote(record.test)} --freeze")
 
 
 def _failed(detail: str) -> Reason:

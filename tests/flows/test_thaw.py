@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -380,8 +381,48 @@ def _record(period: int) -> ledger.FreezeRecord:
 
 def test_renewal_keeps_the_period_but_never_exceeds_the_maximum() -> None:
     assert ledger_drill.renewal_end(_record(14), LATER, 30) == LATER + timedelta(days=14)
-    assert ledger_drill.renewal_end(_record(30), LATER, 10) == LATER + timedelta(days=10)
+    assert ledger_drill.renewal_end(_record(7), LATER, 10) == LATER + timedelta(days=7)
     assert ledger_drill.renewal_end(_record(0), LATER, 30) == LATER + timedelta(days=1)
+
+
+def test_renewal_never_runs_past_the_cap_from_the_first_freeze() -> None:
+    """max_freeze_days counts from frozen_at: a renewal up to the cap is fine, one past it is
+    refused (None), however short the period (issue 11)."""
+    assert ledger_drill.renewal_end(_record(14), LATER, 17) == TODAY + timedelta(days=17)
+    assert ledger_drill.renewal_end(_record(14), LATER, 16) is None
+    assert ledger_drill.renewal_end(_record(30), LATER, 10) is None
+    renewed = dataclasses.replace(_record(14), renewed_at=TODAY + timedelta(days=14),
+                                  freeze_until=TODAY + timedelta(days=28))
+    assert ledger_drill.renewal_end(renewed, TODAY + timedelta(days=28), 30) is None
+
+
+def _capped(repo: GitRepo, max_days: int) -> None:
+    repo.write("pyproject.toml", f"[tool.agentgate]\npython = {json.dumps(sys.executable)}\n"
+               f"max_freeze_days = {max_days}\n")
+
+
+def test_a_renewal_past_the_cap_is_refused_and_needs_a_new_attribution(
+    drill_repo: GitRepo,
+) -> None:
+    _capped(drill_repo, 16)  # frozen on TODAY for 14 days; renewing on LATER would reach 17
+    path = _freeze(drill_repo, "test_fail")
+    result = _thaw(drill_repo, "test_fail", cause="TZ: compares against local midnight")
+    assert result.exit_code == Verdict.FAILED.exit_code
+    [reason] = result.reasons
+    assert "freeze NOT renewed: a renewal would run past 2026-01-26" in reason.detail
+    assert f"agentgate attribute {FILE}::test_fail --freeze" in reason.detail
+    data = _data(path)
+    assert (data["freeze_until"], data["renewed_at"]) == ("2026-01-24", None)
+    assert [e["event"] for e in data["history"]] == ["frozen", "drill"]
+
+
+def test_a_renewal_up_to_the_cap_is_allowed(drill_repo: GitRepo) -> None:
+    _capped(drill_repo, 17)
+    path = _freeze(drill_repo, "test_fail")
+    _thaw(drill_repo, "test_fail", cause="TZ: compares against local midnight")
+    data = _data(path)
+    assert (data["freeze_until"], data["renewed_at"]) == ("2026-01-27", "2026-01-13")
+    assert _check(drill_repo, date(2026, 1, 27)) == []
 
 
 def test_a_bare_python_in_the_drill_is_the_project_interpreter(drill_repo: GitRepo) -> None:
