@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from agentgate.git import gitio
 from agentgate.ledger.records import (
     Entry,
+    context,
     entries,
     frozen_in,
     judge,
@@ -23,7 +24,6 @@ from agentgate.ledger.records import (
     parse_entry,
     utc_today,
 )
-from agentgate.ledger.rules import Context
 
 if TYPE_CHECKING:
     from agentgate.core.config import Config
@@ -38,8 +38,7 @@ def entries_at(
     files = {p: b for p, b in gitio.ls_tree(root, rev, (folder,)).items()
              if posixpath.dirname(p) == folder and p.endswith(".json")}
     blobs = gitio.cat_blobs(root, list(files.values()))
-    ctx = Context(root=root, today=today or utc_today(), max_days=config.max_freeze_days,
-                  check_tests=False)
+    ctx = context(root, config, today or utc_today(), check_tests=False)
     found = [judge(parse_entry(root / p, blobs.get(b, b"")), ctx) for p, b in sorted(files.items())]
     return mark_duplicates(root, found)
 
