@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from agentgate.core.errors import EXIT_BLOCKED, AgentgateError
 from agentgate.core.model import Reason, Verdict
+from agentgate.ledger.problem import Problem
 from agentgate.ledger.rules import (
     RECORD_VERSION,
     Context,
-    Problem,
     parse_date,
     record_problems,
 )

@@ -16,6 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentgate.ledger import nodeid as ledger_nodeid
+from agentgate.ledger.drill import drill_problems
+from agentgate.ledger.problem import Problem
 
 RECORD_VERSION = 1
 REQUIRED = (
@@ -24,8 +26,6 @@ REQUIRED = (
 )
 OPTIONAL = ("version", "renewed_at", "lease_until")
 EVIDENCE_REQUIRED = ("base_fail", "head_fail", "mode", "seeds", "tz")
-DRILL_KEYS = ("k", "ambient")
-_MAX_SEED = 4294967295  # PYTHONHASHSEED's range
 STATES = ("frozen", "probation")
 # Only a failure that reproduces on the base tree, under the same seeds, is the patch's
 # finding rather than its doing (issue 5's verdict table); nothing else may be frozen.
@@ -33,12 +33,6 @@ JUSTIFIED_VERDICT = "PRE_EXISTING"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    detail: str
 
 
 @dataclass
@@ -59,7 +53,7 @@ def record_problems(data: dict[str, Any], ctx: Context) -> list[Problem]:
     """Every rule the record breaks, most fundamental first (the first one names the reason)."""
     problems = _missing(data) + _shape(data)
     problems += _verdict(data) + _owner(data) + _evidence(data.get("evidence"))
-    problems += _drill(data.get("drill"), ctx) + _dates(data, ctx)
+    problems += drill_problems(data.get("drill"), ctx.ambient) + _dates(data, ctx)
     if ctx.check_tests and _test_problem(data.get("test")) is None:
         problems += _test_exists(data["test"], ctx)
     return problems
@@ -127,43 +121,6 @@ def _iso(value: Any) -> str | None:
     return None if parse_date(value) is not None else "must be a date YYYY-MM-DD"
 
 
-def _drill(value: Any, ctx: Context) -> list[Problem]:
-    """A drill is a spec agentgate runs itself (python -m pytest on the record's test), never a
-    command: issue 11 found ``drill.command`` could be anything, and thaw ran it."""
-    if value is None:
-        return []  # missing: reported as such
-    if isinstance(value, dict) and "command" in value:
-        return [Problem("ledger-drill-command", "drill.command is the old free-command form and "
-                        "is never run; migrate: replace the drill with {\"k\": K, \"ambient\": "
-                        "{}} (agentgate runs python -m pytest on the record's test itself)")]
-    wrong = _drill_shape(value) or _ambient(value["ambient"], ctx.ambient)
-    return [Problem("ledger-field", f"drill {wrong}; fix the field")] if wrong else []
-
-
-def _drill_shape(value: Any) -> str | None:
-    if not isinstance(value, dict) or sorted(value) != sorted(DRILL_KEYS):
-        return "must be an object with exactly 'k' and 'ambient'"
-    k = value["k"]
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        return "k must be a positive integer (the drill's iteration count)"
-    return None
-
-
-def _ambient(value: Any, allowed: tuple[str, ...]) -> str | None:
-    if not isinstance(value, dict):
-        return "ambient must be an object of NAME: value strings"
-    stray = sorted(str(n) for n in value if n not in allowed)
-    if stray:
-        return (f"ambient may pin only the config's ambient inputs ({', '.join(allowed)}), "
-                f"not {', '.join(stray)}")
-    if not all(isinstance(v, str) and "\0" not in v for v in value.values()):
-        return "ambient values must be strings"
-    seed = value.get("PYTHONHASHSEED")
-    if seed is not None and not (seed.isascii() and seed.isdigit() and int(seed) <= _MAX_SEED):
-        return f"ambient PYTHONHASHSEED must be an integer 0..{_MAX_SEED}"
-    return None
-
-
 def _state(value: Any) -> str | None:
     return None if value in STATES else f"must be one of {', '.join(STATES)}"
 
@@ -187,8 +144,8 @@ def _evidence_shape(value: Any) -> str | None:
 
 
 # Field -> what is wrong with its value (None when nothing). Emptiness of owner, the
-# verdict's value and the drill (which needs the config's ambient list) are rules of their
-# own, with their own codes.
+# verdict's value and the drill (``ledger.drill``: it needs the config's ambient list) are
+# rules of their own, with their own codes.
 _FIELD_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "test": _test_problem,
     "verdict": _string,
