@@ -34,7 +34,7 @@ def _record(test: str, today: str) -> dict[str, object]:
         "evidence": {"base_fail": [3], "head_fail": [3], "mode": "matched",
                      "seeds": [0, 1, 2, 3], "tz": "UTC"},
         "recheck": f"agentgate attribute {test} --mode matched",
-        "drill": {"command": f"python -m pytest -q {test}", "k": 10},
+        "drill": {"k": 10, "ambient": {}},
         "history": [{"at": today, "event": "frozen"}],
     }
 

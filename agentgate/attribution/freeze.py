@@ -51,7 +51,6 @@ def freeze(
         frozen_at_sha=summary.head_sha,
         freeze_until=request.freeze.until,
         recheck=_detail(result).recheck,
-        drill_command=ledger.default_drill_command(summary.nodeid),
         # Each failing seed is drilled at least as often as it was re-run to show it fails.
         drill_k=max(DRILL_FLOOR, len(evidence["head_fail"]) * summary.repeats),
         today=request.today,

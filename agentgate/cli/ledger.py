@@ -39,6 +39,15 @@ def _seeds(value: str, option: str) -> list[int]:
                                  param_hint=option) from None
 
 
+def _ambient(value: str | None) -> dict[str, str]:
+    """``TZ=Asia/Tokyo,PYTHONHASHSEED=3``; the ledger's rules judge the names and values."""
+    pairs = [part.partition("=") for part in (value or "").split(",") if part.strip()]
+    if any(not sep or not name.strip() for name, sep, _ in pairs):
+        raise typer.BadParameter(f"{value!r} is not a comma-separated list of NAME=VALUE",
+                                 param_hint="--ambient")
+    return {name.strip(): val for name, _, val in pairs}
+
+
 def ledger_check(*, repo: Path, fmt: str, today: str | None) -> int:
     root, config = repo_and_config(repo)
     return finish(ledger_ops.check_result(root, config, today=_day(today)), fmt)
@@ -52,7 +61,7 @@ def ledger_list(*, repo: Path, fmt: str, today: str | None) -> int:
 def freeze(
     *, test: str, owner: str, reason: str, base_fail: str, head_fail: str, seeds: str,
     until: str | None, mode: str, tz: str | None, rev: str, recheck: str | None,
-    drill: str | None, k: int, repo: Path, fmt: str, today: str | None,
+    ambient: str | None, k: int, repo: Path, fmt: str, today: str | None,
 ) -> int:
     root, config = repo_and_config(repo)
     evidence = {"base_fail": _seeds(base_fail, "--base-fail"),
@@ -60,8 +69,8 @@ def freeze(
                 "mode": mode, "seeds": _seeds(seeds, "--seeds"), "tz": tz or config.tz}
     result = ledger_ops.freeze(
         root, config, test=test, owner=owner, reason=reason, evidence=evidence,
-        until=_day(until, "--until"), rev=rev, recheck=recheck, drill_command=drill, drill_k=k,
-        today=_day(today),
+        until=_day(until, "--until"), rev=rev, recheck=recheck,
+        drill_ambient=_ambient(ambient), drill_k=k, today=_day(today),
     )
     return finish(result, fmt)
 

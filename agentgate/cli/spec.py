@@ -144,7 +144,8 @@ LEDGER = (
         _str("tz", "--tz", "TZ of the runs (default: config tz)."),
         _str("rev", "--sha", "Revision frozen at.", "HEAD"),
         _str("recheck", "--recheck", "Command that re-checks it."),
-        _str("drill", "--drill", "Drill command (default: pytest)."),
+        _str("ambient", "--ambient", "Inputs the drill pins, NAME=VALUE,... (names from the "
+             "config's ambient list)."),
         Param(name="k", flags=("--k",), kind=int, default=20, minimum=1,
               help="Drill iterations that must all pass."),
         REPO, FORMAT, TODAY,

@@ -22,6 +22,7 @@ from agentgate.gate import checks as gate
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.graph import build as graph_build
+from agentgate.ledger import excuse as ledger_excuse
 from agentgate.ledger import records as ledger
 from agentgate.plan import markers, planner
 from agentgate.plan import pytest_config as planner_pytest
@@ -136,14 +137,16 @@ def _with_witness(root: Path, planned: Planned) -> Planned:
 
     wplan = witness_gate.evaluate(
         root, checked.config, base=checked.merge_base, head=checked.head,
-        frozen=ledger.frozen_tests(root, checked.config), notes=notes,
+        frozen=ledger_excuse.excuses(root, checked.config, base=checked.merge_base,
+                                     tree=root).excused, notes=notes,
     )
     return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 
 
 def with_ledger(planned: Planned, tree: Path) -> Planned:
-    """The freeze ledger as ``tree`` has it: for ``check`` the clean tree of head, so an
-    uncommitted freeze record cannot excuse a failure of the code being pushed."""
+    """The freeze ledger as ``tree`` has it, validated: for ``check`` the clean tree of head,
+    so an invalid record in the pushed code blocks. Excuses come from the merge-base's
+    ledger (``_excused``), never from this one."""
     return dataclasses.replace(planned, ledger=tuple(ledger.check(tree, planned.range.config)))
 
 
@@ -256,7 +259,7 @@ def _run(
         result.notes.append("no test impacted: nothing to run")
         return None, None
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow)
-    frozen = ledger.frozen_tests(tree.path, config)
+    frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen)
     result.reasons += checkrun_results.run_reasons(report, selection)
     if selection is None:
@@ -268,6 +271,15 @@ def _run(
     ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
                   shadow, seed)
     return ran, _audit(planned, report, result)
+
+
+def _excused(root: Path, planned: Planned, tree: Path, result: CheckResult) -> frozenset[str]:
+    """The merge-base's freeze ledger excuses, never the range's own records (issue 11)."""
+    found = ledger_excuse.excuses(root, planned.range.config, base=planned.range.merge_base,
+                                  tree=tree)
+    result.notes += [f"freeze record added or changed in the range excuses nothing until it is "
+                     f"in the base: {t}" for t in sorted(found.not_at_base)]
+    return found.excused
 
 
 def _audit(planned: Planned, report: band.BandReport, result: CheckResult) -> dict[str, Any] | None:

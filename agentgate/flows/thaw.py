@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Reason, Result, Verdict
-from agentgate.git import gitio
 from agentgate.ledger import ops as ledger_ops
 from agentgate.ledger.records import (
     FROZEN,
@@ -125,7 +124,7 @@ def _drill_entry(
     outcome = run_drill(root, config, record)
     updated, reason, note = apply_outcome(
         record, outcome, cause=cause, today=today, max_days=config.max_freeze_days,
-        env=_recorded_env(config),
+        env=_recorded_env(config, record),
     )
     save(entry.path, updated)
     rel = rel_path(root, entry.path)
@@ -165,6 +164,9 @@ def apply_outcome(
                   "--cause naming the ambient input or reason")
         return drilled, _failed(detail), f"{record.test}: not renewed"
     until = renewal_end(record, today, max_days)
+    if until is None:
+        return drilled, _failed(f"{record.test}: {failed}; {past_cap(record, max_days)}"), (
+            f"{record.test}: not renewed (past max_freeze_days)")
     renewed = replace(drilled, state=FROZEN, lease_until=None, renewed_at=today,
                       freeze_until=until)
     renewed = renewed.with_event("renewed", today, cause=cause, until=until.isoformat())
@@ -172,10 +174,23 @@ def apply_outcome(
     return renewed, _failed(detail), f"{record.test}: renewed until {until.isoformat()}"
 
 
-def renewal_end(record: FreezeRecord, today: date, max_days: int) -> date:
-    """The same length as the period that just ended, never more than ``max_days``."""
+def renewal_end(record: FreezeRecord, today: date, max_days: int) -> date | None:
+    """The same length as the period that just ended (at most ``max_days``), or None when that
+    would run past ``frozen_at + max_days``: the cap counts from the first freeze (issue 11),
+    so drills alone never keep a test frozen for longer."""
     period = (record.freeze_until - record.period_start).days
-    return today + timedelta(days=max(1, min(period, max_days)))
+    until = today + timedelta(days=max(1, min(period, max_days)))
+    return None if until > freeze_cap(record, max_days) else until
+
+
+def freeze_cap(record: FreezeRecord, max_days: int) -> date:
+    return record.frozen_at + timedelta(days=max_days)
+
+
+def past_cap(record: FreezeRecord, max_days: int) -> str:
+    return (f"freeze NOT renewed: a renewal would run past {freeze_cap(record, max_days)}, "
+            f"max_freeze_days = {max_days} from the first freeze on {record.frozen_at}; a new "
+            f"attribution is needed: agentgate attribute {shlex.quote(record.test)} --freeze")
 
 
 def _failed(detail: str) -> Reason:
@@ -188,21 +203,24 @@ def drill_seeds(record: FreezeRecord, config: Config) -> list[int]:
     """PYTHONHASHSEED for each of the k runs: the seeds the failure reproduced under.
 
     A drill under the one pinned seed would pass trivially for a test that fails only under
-    seed 3; proving the test stable means passing under the seeds that made it fail.
+    seed 3; proving the test stable means passing under the seeds that made it fail. A seed
+    the drill itself pins (``ambient``) is the one every run uses.
     """
+    pinned = record.drill.ambient.get("PYTHONHASHSEED")
     evidence = record.evidence
     failing = sorted(set(evidence.get("base_fail", ())) & set(evidence.get("head_fail", ())))
-    seeds = failing or [config.pythonhashseed]
+    seeds = [int(pinned)] if pinned is not None else failing or [config.pythonhashseed]
     return [seeds[i % len(seeds)] for i in range(record.drill.k)]
 
 
 def run_drill(root: Path, config: Config, record: FreezeRecord) -> DrillOutcome:
-    """Run the record's drill command k times in the repository root, pinned, as subprocesses."""
-    argv = drill_argv(root, config, record.drill.command)
+    """Run pytest on the record's test k times in the repository root, pinned, as
+    subprocesses agentgate builds itself (the record names no command: issue 11)."""
+    argv = drill_argv(root, config, record.test)
     seeds = drill_seeds(record, config)
     passed, failure = 0, ""
     for run, seed in enumerate(seeds, start=1):
-        said = _run_once(root, argv, _env(config, seed), config.timeout or None)
+        said = _run_once(root, argv, _env(root, config, record, seed), config.timeout or None)
         if said is None:
             passed += 1
         elif not failure:
@@ -210,24 +228,28 @@ def run_drill(root: Path, config: Config, record: FreezeRecord) -> DrillOutcome:
     return DrillOutcome(passed=passed, k=len(seeds), seeds=tuple(seeds), failure=failure)
 
 
-def _env(config: Config, seed: int) -> dict[str, str]:
-    env = gitio.no_git_env()  # thaw may run from a hook; a nested git must see its own repo
-    env.update(config.pinned_env())
-    env["PYTHONHASHSEED"] = str(seed)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a drill leaves the work tree as it found it
-    return env
+def _env(root: Path, config: Config, record: FreezeRecord, seed: int) -> dict[str, str]:
+    # agentgate's pinned test environment (git's hook variables and the caller's pytest
+    # settings stripped), then the drill's own pinned inputs; bytecode off, so a drill leaves
+    # the work tree as it found it.
+    extra = {**record.drill.ambient, "PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}
+    return interp.test_env(config, root, seed=seed, extra=extra)
 
 
-def _recorded_env(config: Config) -> dict[str, str]:
-    return {k: v for k, v in config.pinned_env().items() if k != "PYTHONHASHSEED"}
+def _recorded_env(config: Config, record: FreezeRecord) -> dict[str, str]:
+    env = {**config.pinned_env(), **record.drill.ambient}
+    return {k: v for k, v in env.items() if k != "PYTHONHASHSEED"}  # the seeds are recorded
 
 
-def drill_argv(root: Path, config: Config, command: str) -> list[str]:
-    """The command as argv (no shell); a bare ``python`` is the project's interpreter."""
-    argv = shlex.split(command)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = interp.project_python(root, config)
-    return argv
+# Ordering and rerun plugins off: a rerun-to-green would hide exactly what a drill seeks.
+_PYTEST_ARGS = ("-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                "-p", "no:rerunfailures", "-p", "no:flaky")
+
+
+def drill_argv(root: Path, config: Config, test: str) -> list[str]:
+    """The project's interpreter running pytest on the one node id; ``--`` so that a node id
+    can never be read as an option."""
+    return [interp.project_python(root, config), *_PYTEST_ARGS, "--", test]
 
 
 def _run_once(root: Path, argv: list[str], env: dict[str, str], timeout: int | None) -> str | None:
@@ -235,8 +257,8 @@ def _run_once(root: Path, argv: list[str], env: dict[str, str], timeout: int | N
     try:
         done = process.capture(argv, cwd=root, env=env, timeout=timeout)
     except FileNotFoundError:
-        raise AgentgateError(f"drill command {argv[0]!r} not found; install it or fix "
-                             "drill.command in the record") from None
+        raise AgentgateError(f"the project's interpreter {argv[0]!r} was not found; set "
+                             "[tool.agentgate] python to one") from None
     if done.timed_out:
         return f"timed out after {timeout}s"
     if done.returncode == 0:

@@ -7,6 +7,7 @@ what one CLI command calls; ``report.ledger`` renders the records.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -19,7 +20,6 @@ from agentgate.ledger.records import (
     DEFAULT_DRILL_K,
     Entry,
     FreezeRecord,
-    default_drill_command,
     default_recheck,
     entries,
     is_valid,
@@ -164,7 +164,8 @@ def _last_drill(history: Any) -> LastDrill | None:
 def freeze(
     root: Path, config: Config, *, test: str, owner: str, reason: str, evidence: dict[str, Any],
     until: date | None = None, rev: str = "HEAD", recheck: str | None = None,
-    drill_command: str | None = None, drill_k: int = DEFAULT_DRILL_K, today: date | None = None,
+    drill_ambient: Mapping[str, str] | None = None, drill_k: int = DEFAULT_DRILL_K,
+    today: date | None = None,
 ) -> Result:
     """A manual freeze, held to the same rules (evidence included) as attribute's."""
     day = today or utc_today()
@@ -173,7 +174,7 @@ def freeze(
         frozen_at_sha=gitio.resolve(root, rev),
         freeze_until=until or day + timedelta(days=config.max_freeze_days),
         recheck=recheck or default_recheck(test),
-        drill_command=drill_command or default_drill_command(test), drill_k=drill_k, today=day,
+        drill_k=drill_k, drill_ambient=drill_ambient, today=day,
     )
     path = write_record(root, config, record, today=day)
     rel = rel_path(root, path)

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from agentgate.core.errors import EXIT_BLOCKED, AgentgateError
 from agentgate.core.model import Reason, Verdict
+from agentgate.ledger.problem import Problem
 from agentgate.ledger.rules import (
     RECORD_VERSION,
     Context,
-    Problem,
     parse_date,
     record_problems,
 )
@@ -45,8 +45,11 @@ def utc_today() -> date:
 
 @dataclass(frozen=True)
 class Drill:
-    command: str  # run k times, each must pass, to put the test on probation
+    """What ``thaw`` runs, as data: python -m pytest on the record's test, k times, under the
+    pinned environment plus ``ambient`` (names from the config's ``ambient`` list)."""
+
     k: int
+    ambient: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class FreezeRecord:
             "frozen_at_sha": self.frozen_at_sha,
             "evidence": _plain(self.evidence),
             "recheck": self.recheck,
-            "drill": {"command": self.drill.command, "k": self.drill.k},
+            "drill": {"k": self.drill.k, "ambient": dict(self.drill.ambient)},
             "history": [_plain(entry) for entry in self.history],
         }
 
@@ -96,7 +99,8 @@ class FreezeRecord:
             test=data["test"], verdict=data["verdict"], evidence=dict(data["evidence"]),
             reason=data["reason"], owner=data["owner"], frozen_at_sha=data["frozen_at_sha"],
             frozen_at=_date(data["frozen_at"]), freeze_until=_date(data["freeze_until"]),
-            recheck=data["recheck"], drill=Drill(data["drill"]["command"], data["drill"]["k"]),
+            recheck=data["recheck"],
+            drill=Drill(data["drill"]["k"], dict(data["drill"]["ambient"])),
             state=data["state"], renewed_at=parse_date(data.get("renewed_at")),
             lease_until=parse_date(data.get("lease_until")),
             history=tuple(dict(e) for e in data["history"]),
@@ -128,24 +132,18 @@ def _plain(value: Any) -> Any:
 
 def new_record(
     *, test: str, verdict: str, evidence: dict[str, Any], reason: str, owner: str,
-    frozen_at_sha: str, freeze_until: date, recheck: str, drill_command: str, drill_k: int,
-    today: date | None = None,
+    frozen_at_sha: str, freeze_until: date, recheck: str, drill_k: int,
+    drill_ambient: Mapping[str, str] | None = None, today: date | None = None,
 ) -> FreezeRecord:
     """A fresh ``frozen`` record; nothing is checked until ``write_record``."""
     start = today or utc_today()
     record = FreezeRecord(
         test=test, verdict=verdict, evidence=_plain(evidence), reason=reason, owner=owner,
         frozen_at_sha=frozen_at_sha, frozen_at=start, freeze_until=freeze_until,
-        recheck=recheck, drill=Drill(drill_command, drill_k),
+        recheck=recheck, drill=Drill(drill_k, dict(drill_ambient or {})),
     )
     return record.with_event("frozen", start, owner=owner, verdict=verdict,
                              until=freeze_until.isoformat())
-
-
-def default_drill_command(test: str) -> str:
-    # Ordering and rerun plugins off: a rerun-to-green would hide exactly what a drill seeks.
-    return ("python -m pytest -q -p no:randomly -p no:cacheprovider -p no:rerunfailures "
-            f"-p no:flaky {shlex.quote(test)}")
 
 
 def default_recheck(test: str) -> str:
@@ -180,18 +178,31 @@ def entries(root: Path, config: Config, *, today: date | None = None) -> list[En
         return []
     if not folder.is_dir():
         return [Entry(folder, None, "the ledger path is not a folder; make it one")]
-    ctx = Context(root=root, today=today or utc_today(), max_days=config.max_freeze_days)
-    found = [_judge(_read(path), ctx) for path in sorted(folder.glob("*.json"))]
-    return _mark_duplicates(root, found)
+    ctx = context(root, config, today or utc_today())
+    found = [judge(_read(path), ctx) for path in sorted(folder.glob("*.json"))]
+    return mark_duplicates(root, found)
+
+
+def context(root: Path, config: Config, today: date, *, check_tests: bool = True) -> Context:
+    return Context(root=root, today=today, max_days=config.max_freeze_days,
+                   check_tests=check_tests, ambient=config.ambient)
 
 
 def _read(path: Path) -> Entry:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"),
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Entry(path, None, f"unreadable ({exc}); fix the file or delete it")
+    return parse_entry(path, raw)
+
+
+def parse_entry(path: Path, raw: bytes) -> Entry:
+    try:
+        data = json.loads(raw.decode("utf-8"),
                           object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
     except UnicodeDecodeError:
         return Entry(path, None, "not valid UTF-8; re-save it as UTF-8 JSON")
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         return Entry(path, None, f"malformed JSON ({exc}); fix the file or delete it")
     if not isinstance(data, dict):
         return Entry(path, None, "not a JSON object; a record is one object per file")
@@ -211,13 +222,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _judge(entry: Entry, ctx: Context) -> Entry:
+def judge(entry: Entry, ctx: Context) -> Entry:
     if entry.data is None:
         return entry
     return replace(entry, problems=record_problems(entry.data, ctx))
 
 
-def _mark_duplicates(root: Path, found: list[Entry]) -> list[Entry]:
+def mark_duplicates(root: Path, found: list[Entry]) -> list[Entry]:
     by_test: dict[str, list[Entry]] = defaultdict(list)
     for entry in found:
         if entry.test is not None:
@@ -272,10 +283,15 @@ def frozen_tests(root: Path, config: Config, *, today: date | None = None) -> fr
     A test on probation passed its drills and counts again; an expired or otherwise invalid
     record is not honoured (and ``check`` blocks).
     """
-    return frozenset(
-        e.test for e in entries(root, config, today=today)
+    return frozenset(frozen_in(entries(root, config, today=today)))
+
+
+def frozen_in(found: list[Entry]) -> dict[str, dict[str, Any]]:
+    """Valid, unexpired records not on probation, by test."""
+    return {
+        e.test: e.data for e in found
         if is_valid(e) and e.test is not None and e.data is not None and e.data["state"] == FROZEN
-    )
+    }
 
 
 def write_record(
@@ -287,7 +303,7 @@ def write_record(
     the same test (thaw or unfreeze that one instead).
     """
     day = today or utc_today()
-    ctx = Context(root=root, today=day, max_days=config.max_freeze_days)
+    ctx = context(root, config, day)
     data = record.to_json()
     problems = [p.detail for p in record_problems(data, ctx)]
     problems += [f"already frozen by {rel_path(root, e.path)}; thaw or unfreeze that record"

@@ -16,6 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentgate.ledger import nodeid as ledger_nodeid
+from agentgate.ledger.drill import drill_problems
+from agentgate.ledger.problem import Problem
 
 RECORD_VERSION = 1
 REQUIRED = (
@@ -24,7 +26,6 @@ REQUIRED = (
 )
 OPTIONAL = ("version", "renewed_at", "lease_until")
 EVIDENCE_REQUIRED = ("base_fail", "head_fail", "mode", "seeds", "tz")
-DRILL_KEYS = ("command", "k")
 STATES = ("frozen", "probation")
 # Only a failure that reproduces on the base tree, under the same seeds, is the patch's
 # finding rather than its doing (issue 5's verdict table); nothing else may be frozen.
@@ -32,12 +33,6 @@ JUSTIFIED_VERDICT = "PRE_EXISTING"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    detail: str
 
 
 @dataclass
@@ -48,14 +43,18 @@ class Context:
     today: date
     max_days: int
     parsed: dict[Path, ledger_nodeid.Parsed] = field(default_factory=dict)
+    # False for a ledger read from git at another revision (the merge-base's): its records
+    # only excuse node ids, and a record for a test that is gone excuses nothing.
+    check_tests: bool = True
+    ambient: tuple[str, ...] = ()  # the names a drill may pin: the config's ``ambient`` list
 
 
 def record_problems(data: dict[str, Any], ctx: Context) -> list[Problem]:
     """Every rule the record breaks, most fundamental first (the first one names the reason)."""
     problems = _missing(data) + _shape(data)
     problems += _verdict(data) + _owner(data) + _evidence(data.get("evidence"))
-    problems += _dates(data, ctx)
-    if _test_problem(data.get("test")) is None:
+    problems += drill_problems(data.get("drill"), ctx.ambient) + _dates(data, ctx)
+    if ctx.check_tests and _test_problem(data.get("test")) is None:
         problems += _test_exists(data["test"], ctx)
     return problems
 
@@ -122,20 +121,6 @@ def _iso(value: Any) -> str | None:
     return None if parse_date(value) is not None else "must be a date YYYY-MM-DD"
 
 
-def _drill(value: Any) -> str | None:
-    if not isinstance(value, dict) or sorted(value) != sorted(DRILL_KEYS):
-        return "must be an object with exactly 'command' and 'k'"
-    k = value["k"]
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        return "k must be a positive integer (the drill's iteration count)"
-    command = value["command"]
-    try:
-        argv = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        argv = []
-    return None if argv else "command must be a non-empty shell-style command line"
-
-
 def _state(value: Any) -> str | None:
     return None if value in STATES else f"must be one of {', '.join(STATES)}"
 
@@ -158,8 +143,9 @@ def _evidence_shape(value: Any) -> str | None:
     return None if isinstance(value, dict) else "must be an object"
 
 
-# Field -> what is wrong with its value (None when nothing). Emptiness of owner and the
-# verdict's value are rules of their own, with their own codes.
+# Field -> what is wrong with its value (None when nothing). Emptiness of owner, the
+# verdict's value and the drill (``ledger.drill``: it needs the config's ambient list) are
+# rules of their own, with their own codes.
 _FIELD_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "test": _test_problem,
     "verdict": _string,
@@ -172,7 +158,6 @@ _FIELD_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "renewed_at": _iso,
     "lease_until": _iso,
     "recheck": _non_empty,
-    "drill": _drill,
     "state": _state,
     "history": _history,
     "version": _version,

@@ -213,6 +213,8 @@ def test_freeze_writes_a_valid_record(app_repo: GitRepo) -> None:
         "2026-01-20",
         "--k",
         "5",
+        "--ambient",
+        "TZ=Asia/Tokyo",
     )
     assert code == 0
     path = _record_path(app_repo)
@@ -232,8 +234,23 @@ def test_freeze_writes_a_valid_record(app_repo: GitRepo) -> None:
         "seeds": [0, 1, 2, 3],
         "tz": "UTC",
     }
-    assert data["drill"]["k"] == 5 and TAX in data["drill"]["command"]
+    assert data["drill"] == {"k": 5, "ambient": {"TZ": "Asia/Tokyo"}}
     assert _agentgate(app_repo, "ledger", "check", "--today", TODAY)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("ambient", "exit_code", "words"),
+    [("TZ", 64, "is not a comma-separated list of NAME=VALUE"),
+     ("PYTEST_ADDOPTS=-x", 4, "ambient may pin only the config's ambient inputs")],
+)
+def test_freeze_refuses_a_drill_ambient_outside_the_config(
+    app_repo: GitRepo, ambient: str, exit_code: int, words: str
+) -> None:
+    code, out, err = _agentgate(app_repo, *FREEZE, "--base-fail", "3", "--head-fail", "3",
+                                "--ambient", ambient)
+    assert code == exit_code
+    assert words in out + err
+    assert not (app_repo.path / ".agentgate/freezes").exists()
 
 
 def test_freeze_defaults_to_the_maximum_length(app_repo: GitRepo) -> None:
@@ -307,8 +324,7 @@ def thaw_repo(app_repo: GitRepo) -> GitRepo:
     )
     app_repo.commit("a broken test")
     for test in (TAX, "tests/test_broken.py::test_broken"):
-        drill = {"command": f"python -m pytest -q -p no:cacheprovider {test}", "k": 2}
-        write_freeze(app_repo, test, today=_day(TODAY), drill=drill)
+        write_freeze(app_repo, test, today=_day(TODAY))
     return app_repo
 
 

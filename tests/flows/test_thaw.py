@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -43,6 +44,10 @@ def test_pinned():
     assert (os.environ.get("TZ"), os.environ.get("LC_ALL")) == ("UTC", "C.UTF-8")
 
 
+def test_tokyo():
+    assert os.environ.get("TZ") == "Asia/Tokyo", "needs the drill's own TZ"
+
+
 def test_counted():
     with open("drill-runs.log", "a") as log:
         log.write(os.environ["PYTHONHASHSEED"] + "\\n")
@@ -75,9 +80,12 @@ def drill_repo(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def _freeze(repo: GitRepo, name: str, *, k: int = 2, **overrides: Any) -> Path:
+def _freeze(
+    repo: GitRepo, name: str, *, k: int = 2, ambient: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Path:
     test = f"{FILE}::{name}"
-    drill = {"command": f"python -m pytest -q -p no:cacheprovider {test}", "k": k}
+    drill = {"k": k, "ambient": ambient or {}}
     return write_freeze(repo, test, today=TODAY, drill=drill, **overrides)
 
 
@@ -348,15 +356,45 @@ def test_unknown_test_and_missing_target_are_usage_errors(drill_repo: GitRepo) -
         _thaw(drill_repo, "test_pass", due=True)
 
 
-def test_missing_drill_program_is_a_clear_error(drill_repo: GitRepo) -> None:
-    write_freeze(
-        drill_repo,
-        f"{FILE}::test_pass",
-        today=TODAY,
-        drill={"command": "no-such-program-xyz --run", "k": 1},
-    )
-    with pytest.raises(AgentgateError, match="'no-such-program-xyz' not found"):
-        _thaw(drill_repo, "test_pass")
+def test_a_drill_that_names_a_command_is_refused_and_nothing_runs(drill_repo: GitRepo) -> None:
+    """The attack (issue 11): a record whose drill is any command, which thaw used to run.
+    The old form is refused before anything runs; the record is left as it was."""
+    path = write_freeze(drill_repo, f"{FILE}::test_pass", today=TODAY,
+                        drill={"command": "touch pwned", "k": 1})
+    before = path.read_bytes()
+    result = _thaw(drill_repo, "test_pass")
+    assert [r.code for r in result.reasons] == ["ledger-drill-command"]
+    assert result.exit_code == 4
+    assert not (drill_repo.path / "pwned").exists()
+    assert path.read_bytes() == before
+
+
+def test_a_drill_cannot_smuggle_options_through_its_ambient(drill_repo: GitRepo) -> None:
+    """PYTEST_ADDOPTS is not an ambient input: a drill may pin only the config's names."""
+    path = _freeze(drill_repo, "test_fail", ambient={"PYTEST_ADDOPTS": "--deselect x"})
+    before = path.read_bytes()
+    result = _thaw(drill_repo, "test_fail")
+    assert [r.code for r in result.reasons] == ["ledger-field"]
+    assert path.read_bytes() == before
+
+
+def test_a_structured_drill_runs_its_test_k_times_with_its_ambient(drill_repo: GitRepo) -> None:
+    """The legitimate twin: agentgate builds the pytest command for the record's test."""
+    _freeze(drill_repo, "test_counted", k=4)
+    assert _thaw(drill_repo, "test_counted").exit_code == 0
+    assert _runs(drill_repo) == ["3", "3", "3", "3"]  # under the seed that failed
+    path = _freeze(drill_repo, "test_tokyo", ambient={"TZ": "Asia/Tokyo"})
+    assert _thaw(drill_repo, "test_tokyo").exit_code == 0
+    assert _data(path)["history"][-1]["env"] == {"TZ": "Asia/Tokyo", "LC_ALL": "C.UTF-8"}
+    _freeze(drill_repo, "test_tokyo")  # the same test without its TZ fails
+    assert _thaw(drill_repo, "test_tokyo").exit_code == 1
+
+
+def test_a_drill_that_pins_the_seed_runs_every_time_under_it(drill_repo: GitRepo) -> None:
+    _freeze(drill_repo, "test_counted", k=3, evidence=_seeds([3, 5]),
+            ambient={"PYTHONHASHSEED": "4"})
+    assert _thaw(drill_repo, "test_counted").exit_code == 0
+    assert _runs(drill_repo) == ["4", "4", "4"]
 
 
 # --- pieces --------------------------------------------------------------------------------------
@@ -372,7 +410,6 @@ def _record(period: int) -> ledger.FreezeRecord:
         frozen_at_sha="abcdef1",
         freeze_until=TODAY + timedelta(days=period),
         recheck="r",
-        drill_command="python -m pytest",
         drill_k=2,
         today=TODAY,
     )
@@ -380,11 +417,54 @@ def _record(period: int) -> ledger.FreezeRecord:
 
 def test_renewal_keeps_the_period_but_never_exceeds_the_maximum() -> None:
     assert ledger_drill.renewal_end(_record(14), LATER, 30) == LATER + timedelta(days=14)
-    assert ledger_drill.renewal_end(_record(30), LATER, 10) == LATER + timedelta(days=10)
+    assert ledger_drill.renewal_end(_record(7), LATER, 10) == LATER + timedelta(days=7)
     assert ledger_drill.renewal_end(_record(0), LATER, 30) == LATER + timedelta(days=1)
 
 
-def test_a_bare_python_in_the_drill_is_the_project_interpreter(drill_repo: GitRepo) -> None:
+def test_renewal_never_runs_past_the_cap_from_the_first_freeze() -> None:
+    """max_freeze_days counts from frozen_at: a renewal up to the cap is fine, one past it is
+    refused (None), however short the period (issue 11)."""
+    assert ledger_drill.renewal_end(_record(14), LATER, 17) == TODAY + timedelta(days=17)
+    assert ledger_drill.renewal_end(_record(14), LATER, 16) is None
+    assert ledger_drill.renewal_end(_record(30), LATER, 10) is None
+    renewed = dataclasses.replace(_record(14), renewed_at=TODAY + timedelta(days=14),
+                                  freeze_until=TODAY + timedelta(days=28))
+    assert ledger_drill.renewal_end(renewed, TODAY + timedelta(days=28), 30) is None
+
+
+def _capped(repo: GitRepo, max_days: int) -> None:
+    repo.write("pyproject.toml", f"[tool.agentgate]\npython = {json.dumps(sys.executable)}\n"
+               f"max_freeze_days = {max_days}\n")
+
+
+def test_a_renewal_past_the_cap_is_refused_and_needs_a_new_attribution(
+    drill_repo: GitRepo,
+) -> None:
+    _capped(drill_repo, 16)  # frozen on TODAY for 14 days; renewing on LATER would reach 17
+    path = _freeze(drill_repo, "test_fail")
+    result = _thaw(drill_repo, "test_fail", cause="TZ: compares against local midnight")
+    assert result.exit_code == Verdict.FAILED.exit_code
+    [reason] = result.reasons
+    assert "freeze NOT renewed: a renewal would run past 2026-01-26" in reason.detail
+    assert f"agentgate attribute {FILE}::test_fail --freeze" in reason.detail
+    data = _data(path)
+    assert (data["freeze_until"], data["renewed_at"]) == ("2026-01-24", None)
+    assert [e["event"] for e in data["history"]] == ["frozen", "drill"]
+
+
+def test_a_renewal_up_to_the_cap_is_allowed(drill_repo: GitRepo) -> None:
+    _capped(drill_repo, 17)
+    path = _freeze(drill_repo, "test_fail")
+    _thaw(drill_repo, "test_fail", cause="TZ: compares against local midnight")
+    data = _data(path)
+    assert (data["freeze_until"], data["renewed_at"]) == ("2026-01-27", "2026-01-13")
+    assert _check(drill_repo, date(2026, 1, 27)) == []
+
+
+def test_the_drill_is_the_project_interpreter_running_pytest_on_the_node_id(
+    drill_repo: GitRepo,
+) -> None:
     config = config_mod.load(drill_repo.path)
-    argv = ledger_drill.drill_argv(drill_repo.path, config, "python -m pytest 'a b.py::t'")
-    assert argv == [sys.executable, "-m", "pytest", "a b.py::t"]
+    argv = ledger_drill.drill_argv(drill_repo.path, config, "-a b.py::t; rm -rf x")
+    assert argv[:3] == [sys.executable, "-m", "pytest"]
+    assert argv[-2:] == ["--", "-a b.py::t; rm -rf x"]  # one argument, never an option

@@ -375,9 +375,14 @@ def test_evidence_may_carry_extra_keys(app_repo: GitRepo) -> None:
     ("overrides", "words"),
     [
         ({"state": "thawed"}, "state must be one of"),
-        ({"drill": {"command": "python -m pytest", "k": 0}}, "positive integer"),
-        ({"drill": {"command": "python 'unbalanced", "k": 2}}, "command must be"),
-        ({"drill": {"command": "pytest", "k": 2, "extra": 1}}, "exactly 'command' and 'k'"),
+        ({"drill": {"k": 0, "ambient": {}}}, "positive integer"),
+        ({"drill": {"k": 2}}, "exactly 'k' and 'ambient'"),
+        ({"drill": {"k": 2, "ambient": {}, "extra": 1}}, "exactly 'k' and 'ambient'"),
+        ({"drill": {"k": 2, "ambient": []}}, "ambient must be an object"),
+        ({"drill": {"k": 2, "ambient": {"TZ": 9}}}, "ambient values must be strings"),
+        ({"drill": {"k": 2, "ambient": {"PYTHONHASHSEED": "x"}}}, "PYTHONHASHSEED must be"),
+        ({"drill": {"k": 2, "ambient": {"PYTEST_ADDOPTS": "-p evil"}}},
+         "only the config's ambient inputs"),
         ({"freeze_until": "2026/01/20"}, "freeze_until must be a date"),
         ({"frozen_at": "20260110"}, "frozen_at must be a date"),
         ({"frozen_at_sha": "HEAD"}, "frozen_at_sha must be a commit id"),
@@ -400,6 +405,28 @@ def test_malformed_field_is_blocked(
     reasons = _check(app_repo)
     assert [r.code for r in reasons] == ["ledger-field"]
     assert words in reasons[0].detail
+
+
+def test_a_drill_with_the_old_command_form_is_refused_with_how_to_migrate(
+    app_repo: GitRepo,
+) -> None:
+    """Issue 11: a record's drill named any command and thaw ran it. The old form is
+    refused, on one line, whatever the command says."""
+    write_freeze(app_repo, TAX, today=TODAY, drill={"command": "touch pwned", "k": 2})
+    [reason] = _check(app_repo)
+    assert (reason.code, reason.verdict) == ("ledger-drill-command", Verdict.BLOCKED)
+    assert "\n" not in reason.detail
+    assert 'migrate: replace the drill with {"k": K, "ambient": {}}' in reason.detail
+    assert _frozen(app_repo) == frozenset()
+
+
+def test_a_drill_may_pin_the_configs_ambient_inputs(app_repo: GitRepo) -> None:
+    ambient = {"TZ": "Asia/Tokyo", "PYTHONHASHSEED": "3", "SOURCE_DATE_EPOCH": "0"}
+    write_freeze(app_repo, TAX, today=TODAY, drill={"k": 2, "ambient": ambient})
+    assert _check(app_repo) == []
+    app_repo.write("pyproject.toml", '[tool.agentgate]\nambient = ["LANG"]\n')
+    [reason] = _check(app_repo)
+    assert "ambient may pin only the config's ambient inputs (LANG), not" in reason.detail
 
 
 def test_one_reason_per_bad_record_naming_the_file_and_every_problem(app_repo: GitRepo) -> None:
@@ -465,8 +492,8 @@ def _new(test: str = TAX, **changes: Any) -> ledger.FreezeRecord:
         "frozen_at_sha": "0123456789abcdef0123456789abcdef01234567",
         "freeze_until": TODAY + timedelta(days=10),
         "recheck": f"agentgate attribute {test}",
-        "drill_command": f"python -m pytest -q {test}",
         "drill_k": 5,
+        "drill_ambient": {"TZ": "Asia/Tokyo"},
         "today": TODAY,
     }
     args.update(changes)
@@ -483,7 +510,7 @@ def test_written_record_passes_check_and_round_trips(app_repo: GitRepo) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     assert ledger.FreezeRecord.from_json(data) == record
     assert data["frozen_at"] == "2026-01-10"
-    assert data["drill"] == {"command": f"python -m pytest -q {TAX}", "k": 5}
+    assert data["drill"] == {"k": 5, "ambient": {"TZ": "Asia/Tokyo"}}
     assert data["history"][0]["event"] == "frozen"
     assert not list((app_repo.path / LEDGER).glob(".*.tmp"))
 
@@ -556,7 +583,8 @@ def test_schema_agrees_with_the_rules_on_record_shape(app_repo: GitRepo) -> None
         freeze_json(TAX, owner=""),
         freeze_json(TAX, verdict="HARNESS_ENV"),
         freeze_json(TAX, state="probation"),
-        freeze_json(TAX, drill={"command": "x"}),
+        freeze_json(TAX, drill={"command": "x", "k": 2}),
+        freeze_json(TAX, drill={"k": 2, "ambient": {"TZ": 9}}),
         freeze_json(TAX, evidence=_evidence(base_fail=[])),
         freeze_json(TAX, x=1),
         freeze_json(TAX, frozen_at="20260110"),

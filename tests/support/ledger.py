@@ -46,7 +46,7 @@ def freeze_json(test: str, /, *, today: date | None = None, **overrides: Any) ->
             "tz": "UTC",
         },
         "recheck": f"agentgate attribute {test} --mode matched",
-        "drill": {"command": f"python -m pytest -q -p no:cacheprovider {test}", "k": 2},
+        "drill": {"k": 2, "ambient": {}},
         "history": [{"at": day.isoformat(), "event": "frozen"}],
     }
     for key, value in overrides.items():
