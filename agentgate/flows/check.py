@@ -97,7 +97,9 @@ class CheckResult(Result):
 # --- plan --------------------------------------------------------------------------------------
 
 def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | None = None) -> Result:
-    planned = with_ledger(plan_range(root, base, head), root)
+    # confirm_env=False: plan executes nothing from the branch (issue 11), not even the
+    # interpreter the witness gate would fingerprint; check confirms it before the band.
+    planned = with_ledger(plan_range(root, base, head, confirm_env=False), root)
     result = Result(command="plan")
     _fill(result, planned)
     asked = _explain(planned.plan, explain) if explain is not None else None
@@ -105,7 +107,7 @@ def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | Non
     return result
 
 
-def plan_range(root: Path, base: str | None, head: str) -> Planned:
+def plan_range(root: Path, base: str | None, head: str, *, confirm_env: bool = True) -> Planned:
     checked = gate.check_range(root, base, head)
     config = checked.config
     graph = graph_build.build(root, config, checked.head)
@@ -122,10 +124,10 @@ def plan_range(root: Path, base: str | None, head: str) -> Planned:
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)
     planned = Planned(checked, (), planner.plan(inp), extra, base_given=base is not None)
-    return _with_witness(root, planned)
+    return _with_witness(root, planned, confirm_env)
 
 
-def _with_witness(root: Path, planned: Planned) -> Planned:
+def _with_witness(root: Path, planned: Planned, confirm_env: bool) -> Planned:
     """Narrow the band per test with the newest usable witness (one recorded at an ancestor
     of the base); a promoted or blocked plan, or no witness, keeps the import-closure band."""
     if planned.full_suite or planned.blocked or not planned.base_given:
@@ -138,7 +140,7 @@ def _with_witness(root: Path, planned: Planned) -> Planned:
     wplan = witness_gate.evaluate(
         root, checked.config, base=checked.merge_base, head=checked.head,
         frozen=ledger_excuse.excuses(root, checked.config, base=checked.merge_base,
-                                     tree=root).excused, notes=notes,
+                                     tree=root).excused, notes=notes, check_env=confirm_env,
     )
     return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 
@@ -251,13 +253,16 @@ def _run(
     root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
 ) -> _Ran:
     from agentgate.flows import check_results as checkrun_results
-    from agentgate.run import band
+    from agentgate.run import band, interp
 
     config = planned.range.config
     selection = planned.selection
     if selection == () and not shadow:
         result.notes.append("no test impacted: nothing to run")
         return None, None
+    # The range's interpreter check (issue 11): not a file the range tracks or changed.
+    interp.project_python(root, config, head=planned.range.head,
+                          base=planned.range.merge_base if planned.base_given else None)
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow)
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen)

@@ -297,6 +297,26 @@ def ls_tree(root: Path, rev: str, paths: tuple[str, ...] = ()) -> dict[str, str]
     return {path: blob for blob, path in _LS_TREE.findall(text)}
 
 
+def tracked_files(
+    root: Path, paths: list[str], *, revs: tuple[str, ...] = (),
+    changed_in: tuple[str, str] | None = None,
+) -> set[str]:
+    """Which of ``paths`` (exact paths from the top, no folders) git holds as a file or link:
+    in the index, at any of ``revs``, or in a commit of ``changed_in`` (base, head) -- a file
+    a range added and then untracked again still came from that range."""
+    specs = [f":(literal){p}" for p in paths]
+    outs = [run(root, "ls-files", "-z", "--", *specs)]
+    if changed_in is not None:
+        outs.append(run(root, "log", "--format=", "--name-only", "-z", "--no-renames",
+                        "..".join(changed_in), "--", *specs))
+    names = {n.strip("\n") for out in outs for n in os.fsdecode(out).split("\0")}
+    for rev in revs:  # a folder on the way is a tree (040000); a linked folder is a blob
+        listed = os.fsdecode(run(root, "ls-tree", "-z", rev, "--", *specs))
+        names |= {e.split("\t", 1)[1] for e in listed.split("\0")
+                  if "\t" in e and not e.startswith("040000")}
+    return names & set(paths)
+
+
 def is_clean(root: Path) -> bool:
     """No staged, unstaged or untracked (non-ignored) changes in the work tree."""
     return run(root, "status", "--porcelain", "-z", "--untracked-files=normal") == b""

@@ -16,13 +16,22 @@ from agentgate.core.errors import ConfigError
 from agentgate.git import gitio
 
 
-def project_python(root: Path, config: Config) -> str:
-    """Config ``python``, else ``$VIRTUAL_ENV``, else ``.venv``, else ``python3`` on PATH.
+def project_python(
+    root: Path, config: Config, *, base: str | None = None, head: str | None = None
+) -> str:
+    """Config ``python``, else ``$VIRTUAL_ENV``, else ``.venv``, else ``python3`` on PATH --
+    never a file the branch supplies (``refuse_branch_python``; ``base``/``head``: the range).
 
     ``python3`` is looked up with agentgate's own virtualenv (pre-commit's isolated hook
     environment, for one) taken off PATH: that environment has agentgate, not the project's
     dependencies.
     """
+    python = _candidate(root, config)
+    refuse_branch_python(root, python, base=base, head=head)
+    return python
+
+
+def _candidate(root: Path, config: Config) -> str:
     if config.python:
         return _configured(root, config.python)
     for venv in (os.environ.get("VIRTUAL_ENV"), str(root / ".venv")):
@@ -32,6 +41,48 @@ def project_python(root: Path, config: Config) -> str:
                 return str(candidate)
     found = shutil.which("python3", path=_path_without_own_env())
     return found or sys.executable
+
+
+def refuse_branch_python(
+    root: Path, python: str, *, base: str | None = None, head: str | None = None
+) -> None:
+    """Issue 11: a patch must not choose the interpreter that judges it. A committed
+    ``.venv/bin/python`` that exits 0 would make every run green, so the interpreter -- the
+    path given and the file it resolves to, and every folder on the way (a committed link
+    to ``/bin/true`` counts) -- is never a file git tracks (index, HEAD, base, head, or any
+    commit of the range), nor anything under the git dir, where the trees under test live.
+    A developer's untracked, git-ignored ``.venv`` is the ordinary case and passes."""
+    top = gitio.repo_root(root).resolve()
+    given, real = Path(os.path.abspath(python)), Path(python).resolve()
+    git_dir = gitio.common_dir(top).resolve()
+    if given.is_relative_to(git_dir) or real.is_relative_to(git_dir):
+        raise _refusal(python, "lies in the repository's git dir")
+    rels = sorted({r for p in (given, real) for r in _repo_paths(p, top)})
+    if not rels:
+        return
+    revs = tuple(dict.fromkeys(r for r in ("HEAD", base, head) if r))
+    if not gitio.has_commits(top):
+        revs = tuple(r for r in revs if r != "HEAD")
+    span = (base, head) if base and head else None
+    hit = gitio.tracked_files(top, rels, revs=revs, changed_in=span)
+    if hit:
+        raise _refusal(python, f"is tracked by git or changed by the range ({min(hit)})")
+
+
+def _repo_paths(path: Path, top: Path) -> list[str]:
+    """``path`` and each folder above it inside ``top``, as paths from the top."""
+    if not path.is_relative_to(top) or path == top:
+        return []
+    rel = path.relative_to(top)
+    return [rel.as_posix(), *(p.as_posix() for p in rel.parents if p != Path("."))]
+
+
+def _refusal(python: str, why: str) -> ConfigError:
+    return ConfigError(
+        f"the interpreter {python} {why}: a patch cannot choose what runs its tests; set "
+        "[tool.agentgate] python to an interpreter outside the repository, or use an "
+        "untracked, git-ignored virtualenv"
+    )
 
 
 def _configured(root: Path, value: str) -> str:

@@ -41,6 +41,10 @@ FROZEN = "run:frozen"
 NEW = "run:new"
 SKIP = "skip:witnessed"
 LABELS = (ESCALATE, IMPACTED, FIXTURE_DRIFT, AMBIENT_DRIFT, FROZEN, NEW, SKIP)
+# ``plan`` executes nothing from the branch (issue 11), and fingerprinting the interpreter
+# means running it: plan shows the witnessed band unconfirmed; check confirms it first.
+UNCONFIRMED_ENV = ("interpreter not fingerprinted: plan runs nothing from the branch; check "
+                   "confirms it before the witness narrows the band, else runs the whole suite")
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,8 @@ def evaluate(
     notes: list[str] | None = None,
     check_env: bool = True,
 ) -> WitnessPlan | None:
-    """The witnessed plan for base...head, or None (with the reason in ``notes``)."""
+    """The witnessed plan for base...head, or None (with the reason in ``notes``).
+    ``check_env=False`` (``plan``) runs no interpreter and says so in ``notes``."""
     said = notes if notes is not None else []
     try:
         found = _find(root, base, head, said)
@@ -102,7 +107,11 @@ def evaluate(
     witness, merge_base = found
     witnessed = {p for n in witness.nodes.values() for p, _ in n.units}
     patch = compute(root, witness.sha, head, config, witnessed)
-    drift = list(patch.ambient) + _machine_drift(root, config, witness, check_env)
+    drift = list(patch.ambient) + _machine_drift(root, config, witness)
+    if witness.env and check_env:
+        drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head)
+    elif witness.env:
+        said.append(UNCONFIRMED_ENV)
     decisions = classify(witness, patch, config=config, frozen=frozen, drift=tuple(drift))
     digest = shadow.patch_digest(patch_diff(root, merge_base, head))
     skipped = [d.nodeid for d in decisions if d.label == SKIP]
@@ -142,14 +151,25 @@ def patch_diff(root: Path, merge_base: str, head: str) -> bytes:
     )
 
 
-def _machine_drift(root: Path, config: Config, witness: Witness, check_env: bool) -> list[str]:
+def _machine_drift(root: Path, config: Config, witness: Witness) -> list[str]:
     now = ambient.expected(interp.test_env(config, root), config.ambient)
-    reasons = ambient.env_drift(witness.ambient, now)
-    if check_env and witness.env:
-        current = record.env_fingerprint(interp.project_python(root, config))
-        if current and current != witness.env:
-            reasons.append("the interpreter or installed packages differ from the recording's")
-    return reasons
+    return ambient.env_drift(witness.ambient, now)
+
+
+def _interpreter_drift(
+    root: Path, config: Config, recorded: str, *, base: str, head: str
+) -> list[str]:
+    """The interpreter's fingerprint against the recording's. It runs the interpreter, so
+    only ``check`` asks (after ``interp`` refused one the branch supplies); a fingerprint
+    that cannot be read confirms nothing and the whole suite runs (issue 11: fail closed)."""
+    python = interp.project_python(root, config, base=base, head=head)
+    current = record.env_fingerprint(python)
+    if not current:
+        return [f"the interpreter {python} could not be fingerprinted; the witness cannot "
+                "vouch for the environment"]
+    if current != recorded:
+        return ["the interpreter or installed packages differ from the recording's"]
+    return []
 
 
 def classify(
