@@ -227,7 +227,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     if planned.blocked:
         _not_run(result, planned)
     else:
-        with band.clean_tree(root, planned.range.head) as tree:
+        with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             planned = with_ledger(planned, tree.path)
             if planned.blocked:
                 _not_run(result, planned)

@@ -322,6 +322,14 @@ def is_clean(root: Path) -> bool:
     return run(root, "status", "--porcelain", "-z", "--untracked-files=normal") == b""
 
 
+def ignored_untracked(root: Path) -> list[str]:
+    """Untracked files git ignores, an ignored folder once as ``folder/`` (not descended:
+    a ``.venv`` costs one entry, not thousands); paths from the top of the work tree."""
+    out = run(root, "ls-files", "--others", "--ignored", "--exclude-standard", "-z",
+              "--directory")
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
 # --- commits ----------------------------------------------------------------------------
 
 # One record a commit, fields NUL-separated (a message cannot hold NUL): sha, parents,

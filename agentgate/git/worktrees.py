@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import shutil
+from collections.abc import Iterable
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.errors import GitError
+from agentgate.core.paths import under, under_any
 from agentgate.git import gitio
 from agentgate.git.scratch import TMP_MARK, held_interrupts, holder, lock_path, try_lock
 
@@ -113,15 +118,106 @@ def temporary_worktree(root: Path, sha: str) -> Iterator[Path]:
         lock.release(unlink=True)
 
 
+class Roots(Protocol):
+    """The folders a run reads, its source and test roots (``core.config.Config`` has them)."""
+
+    @property
+    def sources(self) -> tuple[str, ...]: ...
+
+    @property
+    def tests(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class Layout:  # a ``Roots`` of its own, for callers with no configuration
+    sources: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+WHOLE_REPO = Layout(sources=(".",), tests=(".",))  # every file could change the run
+
+
 @contextmanager
-def clean_checkout(root: Path, sha: str) -> Iterator[Path]:
-    """The checkout itself when it is exactly ``sha`` with nothing uncommitted (untracked
-    files count: an untracked module would be imported); otherwise ``using_worktree``."""
-    if gitio.head_sha(root) == sha and gitio.is_clean(root):
+def clean_checkout(root: Path, sha: str, roots: Roots = WHOLE_REPO) -> Iterator[Path]:
+    """The checkout itself when it is exactly ``sha`` with nothing that could change the run:
+    nothing uncommitted (an untracked module would be imported) and no ignored file that
+    Python or pytest would read from ``roots`` (``run_changing``); else ``using_worktree``.
+    The default roots, the whole repository, fail closed."""
+    if gitio.head_sha(root) == sha and gitio.is_clean(root) and not ignored_inputs(root, roots):
         yield root
         return
     with using_worktree(root, sha) as path:
         yield path
+
+
+def ignored_inputs(root: Path, roots: Roots) -> list[str]:
+    """The ignored untracked files that would change a run in the checkout (issue 11, item 7).
+    git lists an ignored folder once; only folders that may hold such a file are walked."""
+    files: list[str] = []
+    for entry in gitio.ignored_untracked(root):
+        folder = entry.rstrip("/")
+        if not entry.endswith("/"):
+            files.append(entry)
+        elif not _in_tool_folder(folder, is_folder=True) and _may_hold(folder, roots):
+            files.extend(_walk(root, folder))
+    return run_changing(files, roots)
+
+
+def _walk(root: Path, folder: str) -> Iterator[str]:
+    for top, dirs, names in os.walk(root / folder):
+        dirs[:] = [d for d in dirs if not _is_tool_folder(d)]  # a nested .venv is not read
+        rel = Path(top).relative_to(root).as_posix()
+        yield from (f"{rel}/{name}" for name in names)
+
+
+def _may_hold(folder: str, roots: Roots) -> bool:
+    """Inside a root, or holding one (a conftest or pytest.ini there counts)."""
+    return any(under(folder, r) or under(r, folder) for r in _all(roots))
+
+
+# --- the pure filter: which ignored files can change what a run imports, collects or reads --
+
+# Folders of tools and build output, never read by the run as the project's code or tests.
+TOOL_FOLDERS = frozenset((".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache",
+                          ".mypy_cache", ".ruff_cache", ".hypothesis", "build", "dist",
+                          "node_modules", ".git"))
+# Importable by Python: a sourceless ``.pyc`` outside ``__pycache__`` is imported as a module.
+IMPORTABLE = (".py", ".pth", ".so", ".pyd", ".pyc")
+# What pytest reads upward from the tests (conftests, configuration), and what ``site`` runs.
+HARNESS_NAMES = frozenset(("conftest.py", *PYTEST_CONFIG_FILES, "sitecustomize.py",
+                           "usercustomize.py"))
+
+
+def run_changing(files: Iterable[str], roots: Roots) -> list[str]:
+    """The files (paths from the top of the repository) that could change a run: any file in
+    a test root (the tests read data too); an importable or harness file in a source root, or
+    directly in the repository (the run's working folder is on ``sys.path``); a conftest or
+    pytest configuration file in a folder holding a root (pytest looks for them upward).
+    Files in tool folders never count: the common ``.venv`` keeps the fast path."""
+    return sorted(p for p in files if not _in_tool_folder(p) and _changes_run(p, roots))
+
+
+def _changes_run(path: str, roots: Roots) -> bool:
+    folder, name = posixpath.split(path)
+    if under_any(path, roots.tests):
+        return True
+    code = name.endswith(IMPORTABLE) or name in HARNESS_NAMES
+    if under_any(path, roots.sources) or not folder:
+        return code
+    return name in HARNESS_NAMES and any(under(r, folder) for r in _all(roots))
+
+
+def _all(roots: Roots) -> tuple[str, ...]:
+    return (*roots.sources, *roots.tests)
+
+
+def _in_tool_folder(path: str, *, is_folder: bool = False) -> bool:
+    parts = path.split("/")
+    return any(_is_tool_folder(p) for p in (parts if is_folder else parts[:-1]))
+
+
+def _is_tool_folder(name: str) -> bool:
+    return name in TOOL_FOLDERS or name.endswith(".egg-info")
 
 
 def remove_worktree(root: Path, sha: str) -> bool:

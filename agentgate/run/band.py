@@ -48,10 +48,14 @@ class Tree:
 
 
 @contextlib.contextmanager
-def clean_tree(root: Path, head: str) -> Iterator[Tree]:
-    """``worktrees.clean_checkout``: the checkout when it is exactly ``head`` and clean, else
-    a worktree of ``head`` that only this run uses (cached per revision, reset and cleaned)."""
-    with worktrees.clean_checkout(root, head) as path:
+def clean_tree(
+    root: Path, head: str, roots: worktrees.Roots = worktrees.WHOLE_REPO
+) -> Iterator[Tree]:
+    """``worktrees.clean_checkout``: the checkout when it is exactly ``head`` and nothing there
+    (uncommitted, or ignored under ``roots``) can change the run, else a worktree of ``head``
+    that only this run uses (cached per revision, reset and cleaned). No roots given: every
+    ignored file outside tool folders counts (fail closed)."""
+    with worktrees.clean_checkout(root, head, roots) as path:
         yield Tree(path, worktree=path != root)
 
 

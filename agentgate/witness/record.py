@@ -46,7 +46,7 @@ def record(
     sha = gitio.resolve(root, rev or "HEAD")
     # The tree like every other run's (``worktrees``: cached, locked, reset, removed on an
     # interrupt); the shim and the raw recording in a scratch folder under the git dir.
-    with worktrees.clean_checkout(root, sha) as tree, scratch_dir("witness", root) as tmp:
+    with worktrees.clean_checkout(root, sha, config) as tree, scratch_dir("witness", root) as tmp:
         python = interp.project_python(root, config)
         env = interp.test_env(config, tree)
         shim_note = _make_importable(python, env, tree, tmp / "shim")

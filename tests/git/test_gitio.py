@@ -200,3 +200,15 @@ def test_zero_ids_for_both_hash_functions() -> None:
 def test_read_many_at_one_revision(app_repo: GitRepo) -> None:
     texts = gitio.read_many_at(app_repo.path, "HEAD", ["README.md", "nope.ini", "app/__init__.py"])
     assert texts == {"README.md": "demo app\n", "nope.ini": None, "app/__init__.py": ""}
+
+
+def test_ignored_untracked_lists_an_ignored_folder_once(app_repo: GitRepo) -> None:
+    app_repo.write(".gitignore", ".venv/\n*.log\n")
+    app_repo.commit("ignore")
+    for rel in (".venv/lib/a.py", ".venv/lib/b.py", "run.log", "notes.txt"):
+        app_repo.write(rel, "x\n")
+    (app_repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (app_repo.path / ".git" / "info" / "exclude").write_text("app/local.py\n")
+    app_repo.write("app/local.py", "X = 1\n")
+    # Not descended into .venv/; the untracked, not ignored notes.txt is is_clean's business.
+    assert gitio.ignored_untracked(app_repo.path) == [".venv/", "app/local.py", "run.log"]

@@ -150,3 +150,84 @@ def test_prune_keeps_the_most_recently_used_and_skips_busy_ones(app_repo: GitRep
     with worktrees.using_worktree(app_repo.path, shas[2]):
         assert worktrees.prune(app_repo.path, keep=0) == [shas[0]]  # the busy one stays
     assert worktrees.cached(app_repo.path) == [shas[2]]
+
+
+# --- clean_checkout: which ignored files could change the run (issue 11, item 7) ------------
+
+SRC_LAYOUT = worktrees.Layout(sources=("src",), tests=("tests",))
+FLAT = worktrees.Layout(sources=(".",), tests=("tests",))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/conftest.py",  # pytest loads it for every test below
+        "tests/unit/data/expected.json",  # a test may read any file in a test root
+        "src/app/local_settings.py",  # a tracked module may import it
+        "src/app/_speedups.so",
+        "src/app/_speedups.pyd",
+        "src/app/legacy.pyc",  # a sourceless pyc outside __pycache__ is importable
+        "src/local.pth",
+        "src/sitecustomize.py",
+        "pytest.ini",  # pytest reads configuration upward from the tests
+        "conftest.py",
+        "tox.ini",
+        ".pytest.toml",
+        "local_settings.py",  # the run's working folder is on sys.path
+    ],
+)
+def test_files_that_change_a_run_count(path: str) -> None:
+    assert worktrees.run_changing([path], SRC_LAYOUT) == [path]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".venv/lib/python3.11/site-packages/conftest.py",
+        "src/app/__pycache__/tax.cpython-311.pyc",
+        "src/app.egg-info/top_level.txt",
+        "build/lib/app/tax.py",
+        "src/build/lib/app/tax.py",
+        "tests/.pytest_cache/v/cache/lastfailed",
+        "tests/.hypothesis/examples/x",
+        "node_modules/x/index.py",
+        "src/app/notes.txt",  # data in a source root is not imported
+        "docs/conf.py",  # outside every root
+        "docs/pytest.ini",  # configuration in a folder that holds no root
+        "run.log",
+    ],
+)
+def test_tool_folders_and_files_outside_the_roots_do_not_count(path: str) -> None:
+    assert worktrees.run_changing([path], SRC_LAYOUT) == []
+
+
+def test_flat_layout_counts_code_anywhere_but_in_tool_folders() -> None:
+    paths = ["app/local.py", ".venv/bin/activate_this.py", "venv/x.py", ".tox/py/x.py", "x.log"]
+    assert worktrees.run_changing(paths, FLAT) == ["app/local.py"]
+
+
+def test_the_whole_repository_counts_every_file_but_tool_folders() -> None:
+    paths = ["notes.txt", "docs/x.md", "__pycache__/x.pyc", ".mypy_cache/x.json"]
+    assert worktrees.run_changing(paths, worktrees.WHOLE_REPO) == ["docs/x.md", "notes.txt"]
+
+
+def test_ignored_folders_are_walked_only_when_they_may_hold_what_counts(repo: GitRepo) -> None:
+    repo.write(".gitignore", ".venv/\nsrc/app/gen/\ndocs/_build/\n")
+    repo.write("src/app/__init__.py", "")
+    repo.write("tests/test_x.py", "def test_x():\n    pass\n")
+    repo.commit("initial")
+    for rel in (".venv/lib/conftest.py", "src/app/gen/models.py", "src/app/gen/.venv/x.py",
+                "docs/_build/conf.py"):
+        repo.write(rel, "X = 1\n")
+    assert worktrees.ignored_inputs(repo.path, SRC_LAYOUT) == ["src/app/gen/models.py"]
+
+
+def test_clean_checkout_takes_the_checkout_only_when_no_ignored_input(app_repo: GitRepo) -> None:
+    app_repo.write(".gitignore", "*.log\ntests/conftest.py\n")
+    head = app_repo.commit("ignore")
+    app_repo.write("run.log", "x\n")
+    with worktrees.clean_checkout(app_repo.path, head, FLAT) as tree:
+        assert tree == app_repo.path
+    app_repo.write("tests/conftest.py", "")
+    with worktrees.clean_checkout(app_repo.path, head, FLAT) as tree:
+        assert tree != app_repo.path and not (tree / "tests" / "conftest.py").exists()

@@ -159,6 +159,23 @@ def test_clean_checkout_at_head_is_used_directly(app_repo: GitRepo) -> None:
         assert tree.worktree
 
 
+def test_ignored_files_count_against_the_roots_given_and_every_file_by_default(
+    app_repo: GitRepo,
+) -> None:
+    app_repo.write(".gitignore", "*.log\n.venv/\npytest.ini\n")
+    head = app_repo.commit("ignore")
+    app_repo.write(".venv/lib/conftest.py", "raise SystemExit(3)\n")
+    app_repo.write("run.log", "x\n")
+    config = config_mod.load(app_repo.path)
+    with band.clean_tree(app_repo.path, head, config) as tree:
+        assert not tree.worktree  # a log outside the test roots, a .venv: nothing a run reads
+    with band.clean_tree(app_repo.path, head) as tree:
+        assert tree.worktree  # no roots given: any ignored file could matter (fail closed)
+    app_repo.write("pytest.ini", "[pytest]\naddopts = -p no:python\n")  # pytest reads it
+    with band.clean_tree(app_repo.path, head, config) as tree:
+        assert tree.worktree and not (tree.path / "pytest.ini").exists()
+
+
 def test_head_not_checked_out_uses_a_worktree_of_head(app_repo: GitRepo) -> None:
     head = app_repo.sha()
     app_repo.write("app/pricing/tax.py", "RATE = 0.5\n\ndef tax(x):\n    return x * RATE\n")
