@@ -16,9 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentgate.core import config as config_mod
-from agentgate.core.errors import ConfigError
-from agentgate.run import interp, process
+from agentgate.run import inifile, interp, process
 from agentgate.run.junit import Outcome, read_outcome
 
 if TYPE_CHECKING:
@@ -136,31 +134,7 @@ def prepare_scratch(harness: Harness) -> Path:
 
 def find_inifile(tree_path: Path, nodeid: str, empty: Path) -> Path:
     """The config file pytest would pick for the node, searching up to the tree root only."""
-    folder = (tree_path / nodeid.split("::")[0]).parent
-    while True:
-        found = _config_in(folder)
-        if found is not None:
-            return found
-        if folder == tree_path or tree_path not in folder.parents:
-            return empty
-        folder = folder.parent
-
-
-def _config_in(folder: Path) -> Path | None:
-    def read(name: str) -> str | None:
-        try:
-            return (folder / name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    try:
-        data = config_mod.parse_toml(read(config_mod.PYPROJECT) or "", where="pyproject.toml")
-        tables = config_mod.pytest_tables(read, data)
-    except ConfigError:
-        # A config file that does not parse: let pytest find it and report it, so the run
-        # is a harness error in this tree rather than silently running without its config.
-        return None
-    return folder / next(iter(tables)) if tables else None
+    return inifile.find_inifile(tree_path, (tree_path / nodeid.split("::")[0]).parent, empty)
 
 
 # --- running many ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError
 from agentgate.git import scratch, worktrees
-from agentgate.run import accounting, interp, process
+from agentgate.run import accounting, inifile, interp, process
 from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
@@ -67,6 +67,7 @@ class RunSpec:
     args: tuple[str, ...]  # selection and options for pytest
     selected: int | None  # test files or node ids asked for; None for the whole suite
     seed: int | None = None  # --hypothesis-seed passed to this run
+    paths: tuple[str, ...] = ()  # the selection's paths: where pytest looks for its config
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,8 @@ class Runner:
             "-o", "junit_family=xunit1",  # xunit1 carries each case's file: exact node ids
             "-o", f"cache_dir={self.workdir / 'pytest-cache'}",  # never write into the tree
             f"--rootdir={self.tree}",
+            # the tree's own config and conftests, never the checkout's around the worktree
+            *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
             *spec.args,
         ]
         argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
@@ -149,6 +152,12 @@ class Runner:
         self.seen[spec.label] = _read_outcomes(seen)
         return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
                        done.timed_out, _tail(log))
+
+    def _empty_ini(self) -> Path:
+        empty = self.workdir / "empty.ini"
+        if not empty.exists():
+            empty.write_text("[pytest]\n", encoding="utf-8")
+        return empty
 
     def _execute(self, argsfile: Path, log: Path) -> process.Finished:
         cmd = [self.python, "-c", BOOTSTRAP, str(argsfile)]
@@ -276,7 +285,7 @@ def _main_run(spec: BandSpec, paths: list[str], markers: list[str]) -> RunSpec |
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     if not rest:
         return None
-    return RunSpec("band", (*deselect, *_as_args(rest)), len(rest))
+    return RunSpec("band", (*deselect, *_as_args(rest)), len(rest), paths=tuple(rest))
 
 
 def _property_runs(
@@ -287,13 +296,14 @@ def _property_runs(
     if spec.selection is None:
         present = [p for p in paths if (tree / p).exists()]
         if present:
-            runs.append(RunSpec("property", (*seed_args, *present), None, spec.hypothesis_seed))
+            runs.append(RunSpec("property", (*seed_args, *present), None, spec.hypothesis_seed,
+                                paths=tuple(present)))
         marked_sel: list[str] | None = None
     else:
         chosen = [s for s in spec.selection if _in_any(s, paths)]
         if chosen:
             runs.append(RunSpec("property", (*seed_args, *_as_args(chosen)), len(chosen),
-                                spec.hypothesis_seed))
+                                spec.hypothesis_seed, paths=tuple(chosen)))
         marked_sel = [s for s in spec.selection if not _in_any(s, paths)]
     if markers and (marked_sel is None or marked_sel):
         ignores = [f"--ignore={p}" for p in paths] if marked_sel is None else []
@@ -302,7 +312,7 @@ def _property_runs(
             "property-marked",
             (*seed_args, "-m", " or ".join(markers), *ignores, *select),
             len(marked_sel) if marked_sel is not None else None,
-            spec.hypothesis_seed,
+            spec.hypothesis_seed, paths=tuple(marked_sel or ()),
         ))
     return runs
 

@@ -137,9 +137,6 @@ def test_ignored_file_outside_every_root_keeps_the_checkout(repo: GitRepo) -> No
     assert _checked(repo)["worktree"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="the worktree lives inside the checkout's .git: pytest "
-                   "finds the checkout's pytest.ini upward and loads its conftest.py; the band "
-                   "needs --confcutdir=<tree> and a tree-local -c (run/band.py)")
 def test_the_checkouts_harness_does_not_reach_a_worktree_run(chain: GitRepo) -> None:
     repo = _touched_chain(chain)
     _ignore(repo, "/pytest.ini", "/conftest.py")
