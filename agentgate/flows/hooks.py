@@ -35,9 +35,10 @@ def prepare_commit_msg(
     file already holds (``-m``, ``-F``, ``--trailer``, a reused or merge message).
 
     git's SOURCE and SHA arguments are not read: whatever the source (message, template,
-    merge, squash, commit), what is committed is the staged change, judged against HEAD as
-    pre-commit judges it. git gives ``--amend`` and ``-C HEAD`` the same SOURCE and SHA, so
-    neither can safely widen or narrow the check; an amended commit is judged whole at push.
+    merge, squash, commit), what is committed is the staged change, judged as pre-commit
+    judges it (a merge by what differs from every parent: ``gitio.staged_changes``). git
+    gives ``--amend`` and ``-C HEAD`` the same SOURCE and SHA, so neither can safely widen or
+    narrow the check; an amended commit is judged whole at push.
     """
     env = os.environ if env is None else env
     root = gitio.repo_root(Path.cwd())

@@ -109,15 +109,15 @@ def test_agent_amend_no_edit_adding_a_trust_file_is_blocked(
     assert outcome.lines(f"blocked: trust-agent {SCOPE}")
 
 
-def test_agent_merge_bringing_a_trust_change_with_no_verify_is_blocked(
+def test_a_merge_is_judged_by_its_own_edits_not_by_what_it_brings_in(
     driver: Driver, project: GitRepo, env: dict[str, str]
 ) -> None:
-    """A merge passes SOURCE "merge"; its staged change against HEAD is what is judged. The
-    twin: the same agent merging a branch of code only."""
+    """A merge passes SOURCE "merge"; against HEAD alone, merging a branch that holds a
+    human's trust-only commit and code would look like trust mixed with code. Only what
+    differs from every parent is the merge's own, as at push (gitio.commit_changes)."""
     project.git("checkout", "-q", "-b", "side")
     widen_scope(project)
     project.commit("widen scope", add=False)  # past every hook: a human's, made elsewhere
-    project.git("checkout", "-q", "-b", "code", "main")
     project.write("app/extra.py", "X = 1\n")
     project.commit("extra")
     project.git("checkout", "-q", "main")
@@ -125,10 +125,14 @@ def test_agent_merge_bringing_a_trust_change_with_no_verify_is_blocked(
     assert commit(project, env, "fix tax", "--no-verify").code == 0
     before = project.sha()
     outcome = _agent(project, env, "merge", "-q", "--no-ff", "--no-edit", "--no-verify", "side")
-    assert_blocked(driver, outcome, project, before, "prepare-commit-msg", 4)
-    project.git("merge", "--abort")
-    outcome = _agent(project, env, "merge", "-q", "--no-ff", "--no-edit", "--no-verify", "code")
     assert outcome.code == 0 and outcome.hooks == {"prepare-commit-msg": [0]}, outcome.out
+    project.git("reset", "-q", "--hard", before)
+    # The evil merge: the agent's own trust edit inside the merge is still refused.
+    assert _agent(project, env, "merge", "-q", "--no-ff", "--no-commit", "side").code == 0
+    widen_scope(project)
+    outcome = _agent(project, env, "commit", "-q", "--no-edit", "--no-verify")
+    assert_blocked(driver, outcome, project, before, "prepare-commit-msg", 4)
+    assert outcome.lines(f"blocked: trust-agent {SCOPE}")
 
 
 def _agent(project: GitRepo, env: dict[str, str], *args: str) -> Outcome:
