@@ -39,6 +39,16 @@ def hook_commit_msg(*, message_file: Path, fmt: str) -> int:
     return hooks.commit_msg(message_file, Format(fmt))
 
 
+def hook_prepare_commit_msg(
+    *, message_file: Path, source: str | None, sha: str | None, fmt: str
+) -> int:
+    """``source`` and ``sha`` are accepted because git passes them; the staged change and the
+    message file say all that is needed (flows/hooks.py says why)."""
+    from agentgate.flows import hooks
+
+    return hooks.prepare_commit_msg(message_file, Format(fmt))
+
+
 def hook_pre_push(*, remote: str | None, url: str | None, fmt: str) -> int:
     """``url`` is accepted because git passes it; the refs on stdin say all that is needed."""
     from agentgate.flows import hooks
@@ -50,6 +60,7 @@ def hook_pre_push(*, remote: str | None, url: str | None, fmt: str) -> int:
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {
     ("plan",): plan,
     ("hook", "pre-commit"): hook_pre_commit,
+    ("hook", "prepare-commit-msg"): hook_prepare_commit_msg,
     ("hook", "commit-msg"): hook_commit_msg,
     ("hook", "pre-push"): hook_pre_push,
 }

@@ -77,7 +77,8 @@ REV = _str("rev", "--rev", "Revision (default: HEAD for record).")
 CODES = "Exit 0 allowed, 3 scope escape, 4 blocked."
 
 GROUPS = (
-    Group("hook", "What the git hooks call (pre-commit, commit-msg, pre-push)."),
+    Group("hook", "What the git hooks call (pre-commit, prepare-commit-msg, commit-msg, "
+          "pre-push)."),
     Group("fixtures", "The fixture manifest (sha256sum format)."),
     Group("ledger", "The freeze ledger.", no_args_is_help=True),
     Group("witness", "Skip witnesses: what each test depended on, recorded from a full run.",
@@ -103,6 +104,15 @@ COMMIT_MSG = Command(("hook", "commit-msg"), f"Check the message's trailers. {CO
           help="The commit message file (git passes it)."),
     FORMAT,
 ))
+# git runs prepare-commit-msg even under --no-verify: the staged gate and the trailers again.
+PREPARE_COMMIT_MSG = Command(("hook", "prepare-commit-msg"), "Check the staged change and "
+                             f"the message's trailers (not skipped by --no-verify). {CODES}", (
+    Param(name="message_file", kind=Path, required=True,
+          help="The commit message file (git passes it)."),
+    Param(name="source", help="Where the message came from (git passes it; not read)."),
+    Param(name="sha", help="The commit the message came from (git passes it; not read)."),
+    FORMAT,
+))
 PRE_PUSH = Command(("hook", "pre-push"), "Check every pushed commit and the range.", (
     Param(name="remote", help="Remote name (git passes it)."),
     Param(name="url", help="Remote URL (git passes it)."),
@@ -115,7 +125,7 @@ def _repo_only(path: tuple[str, ...], help: str) -> Command:
 
 
 TRUST = (
-    PRE_COMMIT, COMMIT_MSG, PRE_PUSH,
+    PRE_COMMIT, PREPARE_COMMIT_MSG, COMMIT_MSG, PRE_PUSH,
     _repo_only(("fixtures", "record"), "Write the manifest from the work tree."),
     _repo_only(("fixtures", "verify"), "Check the work tree against the manifest."),
     _repo_only(("init",), "Write a starter config, scope file and manifest."),

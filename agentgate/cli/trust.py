@@ -40,6 +40,7 @@ def _demo(*, keep: bool, fmt: str) -> int:
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {
     ("hook", "pre-commit"): fast.hook_pre_commit,
+    ("hook", "prepare-commit-msg"): fast.hook_prepare_commit_msg,
     ("hook", "commit-msg"): fast.hook_commit_msg,
     ("hook", "pre-push"): fast.hook_pre_push,
     ("fixtures", "record"): _record,

@@ -1,7 +1,8 @@
-"""What the hooks call: ``agentgate hook pre-commit | commit-msg | pre-push``.
+"""What the hooks call: ``agentgate hook pre-commit | prepare-commit-msg | commit-msg |
+pre-push``.
 
-The pre-commit and commit-msg paths import neither typer nor rich: they run on every commit
-and must feel instant.
+The commit-time paths import neither typer nor rich: they run on every commit and must feel
+instant.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgate.core.errors import AgentgateError, GitError
-from agentgate.core.model import Result, worst
+from agentgate.core.model import Reason, Result, worst
 from agentgate.gate import agents
 from agentgate.gate import checks as gate
 from agentgate.git import gitio
@@ -26,20 +27,60 @@ def pre_commit(fmt: Format) -> int:
     return result.exit_code
 
 
+def prepare_commit_msg(
+    message_file: Path, fmt: Format, env: Mapping[str, str] | None = None
+) -> int:
+    """The whole commit-time gate again, because ``git commit --no-verify`` skips pre-commit
+    and commit-msg but not this hook (githooks(5)); and the trailer check, for a message the
+    file already holds (``-m``, ``-F``, ``--trailer``, a reused or merge message).
+
+    git's SOURCE and SHA arguments are not read: whatever the source (message, template,
+    merge, squash, commit), what is committed is the staged change, judged as pre-commit
+    judges it (a merge by what differs from every parent: ``gitio.staged_changes``). git
+    gives ``--amend`` and ``-C HEAD`` the same SOURCE and SHA, so neither can safely widen or
+    narrow the check; an amended commit is judged whole at push.
+    """
+    env = os.environ if env is None else env
+    root = gitio.repo_root(Path.cwd())
+    result = gate.check_staged(root, env)
+    result.command = "hook prepare-commit-msg"
+    agent, reasons = _trailer_check(root, result.head, message_file)
+    _add_new(result, reasons)
+    if agent and not any(n.startswith("agent commit:") for n in result.notes):
+        result.notes.append(f"agent commit: {agent}")
+    emit(result, fmt)
+    return result.exit_code
+
+
 def commit_msg(message_file: Path, fmt: Format) -> int:
     """The message is known only here: its trailers can name an agent the env did not."""
     root = gitio.repo_root(Path.cwd())
     head = gitio.head_sha(root)
-    config = gate.config_at(root, head)
-    trailers = gitio.message_trailers(root, message_file)
-    agent = agents.from_trailers(trailers, config.agents)
     result = Result(command="hook commit-msg", head=head)
+    agent, result.reasons = _trailer_check(root, head, message_file)
     if agent:
-        changes = gitio.staged_changes(root, head)
-        result.reasons += gate.staged_trust(root, config, changes, head=head, agent=agent)
         result.notes.append(f"agent commit: {agent}")
     emit(result, fmt)
     return result.exit_code
+
+
+def _trailer_check(
+    root: Path, head: str | None, message_file: Path
+) -> tuple[str | None, list[Reason]]:
+    """The agent the message's trailers name, and what the staged trust change owes it."""
+    config = gate.config_at(root, head)
+    agent = agents.from_trailers(gitio.message_trailers(root, message_file), config.agents)
+    if not agent:
+        return None, []
+    changes = gitio.staged_changes(root, head)
+    return agent, gate.staged_trust(root, config, changes, head=head, agent=agent)
+
+
+def _add_new(result: Result, reasons: list[Reason]) -> None:
+    """One reason per rule and file: an agent named by both the environment and a trailer
+    is the same refusal, reported once."""
+    seen = {(r.code, r.path) for r in result.reasons}
+    result.reasons += [r for r in reasons if (r.code, r.path) not in seen]
 
 
 # --- pre-push -------------------------------------------------------------------------------

@@ -20,13 +20,15 @@ protected = []          # path prefixes whose impact always promotes to the full
 """
 
 PRE_COMMIT_SNIPPET = """\
-# .pre-commit-config.yaml (then: pre-commit install -t pre-commit -t commit-msg -t pre-push)
-default_install_hook_types: [pre-commit, commit-msg, pre-push]
+# .pre-commit-config.yaml, then:
+#   pre-commit install -t pre-commit -t prepare-commit-msg -t commit-msg -t pre-push
+default_install_hook_types: [pre-commit, prepare-commit-msg, commit-msg, pre-push]
 repos:
   - repo: https://github.com/OWNER/agentgate   # where your agentgate hook repo lives
     rev: v0.1.0
     hooks:
       - id: agentgate-trust
+      - id: agentgate-trust-prepare
       - id: agentgate-trust-msg
       - id: agentgate-push
 """

@@ -240,9 +240,31 @@ def tree_changes(root: Path, old: str, new: str) -> list[Change]:
 
 def staged_changes(root: Path, head: str | None) -> list[Change]:
     """The staged change set against ``head`` (HEAD's id, which the caller has already read;
-    None in a repository with no commits yet, where everything staged is added)."""
+    None in a repository with no commits yet, where everything staged is added). While a
+    merge is being committed, only what differs from every parent counts, as for a committed
+    merge (``commit_changes``): merging main brings in nothing of the merge's own."""
     against = head if head is not None else empty_tree(root)
-    return parse_raw(run(root, "diff", "--cached", *_DIFF_FLAGS, against, "--"))
+    staged = _staged_against(root, against)
+    others = merge_heads(root) if head is not None else []
+    if not others:
+        return staged
+    shared = set.intersection(*({c.path for c in _staged_against(root, o)} for o in others))
+    return [c for c in staged if c.path in shared]
+
+
+def _staged_against(root: Path, rev: str) -> list[Change]:
+    return parse_raw(run(root, "diff", "--cached", *_DIFF_FLAGS, rev, "--"))
+
+
+def merge_heads(root: Path) -> list[str]:
+    """The other parents of the merge being committed (``MERGE_HEAD``, one a line: an octopus
+    has several), or none when no merge is in progress."""
+    where = Path(root, _line(run(root, "rev-parse", "--git-path", "MERGE_HEAD")))
+    try:
+        text = where.read_text(encoding="ascii")
+    except FileNotFoundError:
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def commit_changes(root: Path, commit: Commit) -> list[Change]:

@@ -88,7 +88,8 @@ def test_the_app_takes_exactly_the_spec_options(command: spec.Command) -> None:
 
 
 def test_the_fast_path_serves_the_hooks_and_plan_from_the_spec() -> None:
-    assert set(fast.COMMANDS) == {("plan",), ("hook", "pre-commit"), ("hook", "commit-msg"),
+    assert set(fast.COMMANDS) == {("plan",), ("hook", "pre-commit"),
+                                  ("hook", "prepare-commit-msg"), ("hook", "commit-msg"),
                                   ("hook", "pre-push")}
     assert set(fast.COMMANDS) <= {c.path for c in spec.COMMANDS}
 
@@ -233,6 +234,8 @@ def _probe(cwd: Path, *argv: str) -> str:
 @pytest.mark.parametrize("argv", [
     ["hook", "pre-commit", "-fjson"],
     ["hook", "commit-msg", "MSG", "--format", "text"],
+    ["hook", "prepare-commit-msg", "MSG"],
+    ["hook", "prepare-commit-msg", "MSG", "commit", "HEAD", "-f", "json"],
     ["hook", "pre-push", "origin", "file:///nowhere.git"],
     ["plan", "--base", "HEAD", "--format=json"],
 ], ids=lambda argv: " ".join(argv[:2]))
@@ -245,6 +248,9 @@ def test_a_well_formed_fast_call_does_not_import_typer(app_repo: GitRepo, argv: 
     (["hook", "pre-commit", "--format", "yaml"], "'yaml' is not one of"),
     (["hook", "pre-commit", "--bogus"], "No such option: --bogus"),
     (["hook", "commit-msg"], "Missing argument 'message_file'"),
+    (["hook", "prepare-commit-msg"], "Missing argument 'message_file'"),
+    (["hook", "prepare-commit-msg", "MSG", "message", "HEAD", "x"],
+     "unexpected extra argument"),
     (["hook", "pre-push", "origin", "url", "extra"], "unexpected extra argument"),
     (["plan", "--head", "HEAD"], "Missing option '--base'"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")

@@ -72,14 +72,16 @@ def test_agent_env_changing_a_trust_file_alone_is_blocked(
     )
 
 
-def test_agent_trailer_with_trust_change_is_blocked_by_commit_msg(
+def test_agent_trailer_with_trust_change_is_blocked_once_the_message_is_known(
     driver: Driver, project: GitRepo, env: dict[str, str]
 ) -> None:
+    """A message given with -F is in the file by prepare-commit-msg already; one typed in
+    the editor is known only to commit-msg (tests/flows/test_hooks_prepare.py)."""
     before = project.sha()
     widen_scope(project)
     outcome = commit(project, env, f"widen scope\n\n{CLAUDE_TRAILER}")
-    assert_blocked(driver, outcome, project, before, "commit-msg", 4)
-    assert outcome.hooks["pre-commit"] == [0]  # the message is known only to commit-msg
+    assert_blocked(driver, outcome, project, before, "prepare-commit-msg", 4)
+    assert outcome.hooks["pre-commit"] == [0]  # the message is not known to pre-commit
     [line] = outcome.lines("blocked: trust-agent")
     assert f"(trailer {CLAUDE_TRAILER!r} matches" in line
 

@@ -24,6 +24,7 @@ from tests.support.e2e_project import (
     edit_code,
     edit_fixture,
     manifest_text,
+    run_git,
     stage_mixed,
     widen_scope,
 )
@@ -47,18 +48,27 @@ def test_agent_trailer_passed_with_git_commit_trailer_option_is_blocked(
     before = project.sha()
     widen_scope(project)
     outcome = commit(project, env, "widen scope", "--trailer", CLAUDE_TRAILER)
-    assert_blocked(driver, outcome, project, before, "commit-msg", 4)
+    # git writes --trailer into the message file before prepare-commit-msg runs.
+    assert_blocked(driver, outcome, project, before, "prepare-commit-msg", 4)
 
 
-def test_agent_trailer_is_found_when_git_appends_its_comment_block(
+def test_agent_trailer_typed_in_the_editor_is_found_by_commit_msg(
     driver: Driver, project: GitRepo, env: dict[str, str]
 ) -> None:
-    """With an editor (here the no-op ``true``), git hands commit-msg the message *before*
-    stripping its ``# Please enter the commit message`` block."""
+    """A message typed in the editor exists only after prepare-commit-msg; git hands
+    commit-msg the message *before* stripping its ``# Please enter the commit message`` block,
+    which the editor here leaves below what it typed."""
+    editor = project.path.parent / "editor.sh"
+    editor.write_text(
+        '#!/bin/sh\n{ printf "widen scope\\n\\n%s\\n" "$TRAILER"; cat "$1"; } > "$1.new"\n'
+        'mv "$1.new" "$1"\n', encoding="utf-8")
+    editor.chmod(0o755)
     before = project.sha()
     widen_scope(project)
-    outcome = commit(project, env, f"widen scope\n\n{CLAUDE_TRAILER}", "-e", GIT_EDITOR="true")
+    outcome = run_git(project, "commit", "-q", env={
+        **env, "GIT_EDITOR": f"'{editor}'", "TRAILER": CLAUDE_TRAILER})
     assert_blocked(driver, outcome, project, before, "commit-msg", 4)
+    assert outcome.hooks["prepare-commit-msg"] == [0]  # nothing typed yet
 
 
 def test_agent_renaming_a_trust_file_alone_is_blocked(

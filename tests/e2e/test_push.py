@@ -1,8 +1,9 @@
 """Push time, end to end, once per driver: a real ``git push`` to a local bare remote with
 agentgate's pre-push hook installed as a plain ``hooks/`` script and through pre-commit.
 
-Bad commits are made with ``--no-verify``, as some agents do by default: the push is where
-they are caught. Scenarios that only one driver has are in test_push_plain.py and
+Bad commits are made past every commit hook (``GitRepo.commit``: ``--no-verify`` alone no
+longer skips agentgate, which runs at prepare-commit-msg too): the push is where they are
+caught. Scenarios that only one driver has are in test_push_plain.py and
 test_precommit.py.
 """
 

@@ -43,7 +43,7 @@ def test_readme_names_every_default_agent_variable() -> None:
 
 
 def test_hook_scripts_call_the_cli_and_hold_no_logic() -> None:
-    for name in ("pre-commit", "commit-msg", "pre-push"):
+    for name in ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push"):
         script = (ROOT / "hooks" / name).read_text(encoding="utf-8")
         assert f'exec agentgate hook {name} "$@"' in script
         assert (ROOT / "hooks" / name).stat().st_mode & 0o111

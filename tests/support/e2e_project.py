@@ -234,7 +234,8 @@ def remote_sha(remote: GitRepo, ref: str) -> str | None:
 
 
 def bad_commit(repo: GitRepo, message: str = "agent: widen scope and fix tax") -> str:
-    """A mixed trust + code commit made with --no-verify, as some agents commit by default."""
+    """A mixed trust + code commit made past every hook (``GitRepo.commit``), as an agent that
+    bypasses the hooks would: the push and CI must still catch it."""
     stage_mixed(repo)
     return repo.commit(message, add=False)
 

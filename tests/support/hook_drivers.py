@@ -33,10 +33,13 @@ from tests.support.e2e_project import (
 )
 from tests.support.git_repo import GitRepo, git_env
 
-INSTALL_TYPES = ("-t", "pre-commit", "-t", "commit-msg", "-t", "pre-push")  # as the README says
-HOOK_IDS = ("agentgate-trust", "agentgate-trust-msg", "agentgate-push")
-HOOK_ID_OF = {"pre-commit": "agentgate-trust", "commit-msg": "agentgate-trust-msg",
-              "pre-push": "agentgate-push"}  # fmt: skip
+# As the README says.
+INSTALL_TYPES = ("-t", "pre-commit", "-t", "prepare-commit-msg", "-t", "commit-msg",
+                 "-t", "pre-push")  # fmt: skip
+HOOK_ID_OF = {"pre-commit": "agentgate-trust", "prepare-commit-msg": "agentgate-trust-prepare",
+              "commit-msg": "agentgate-trust-msg", "pre-push": "agentgate-push"}  # fmt: skip
+HOOK_IDS = tuple(HOOK_ID_OF.values())
+COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg")  # the order git runs them
 
 
 class Driver(ABC):
@@ -139,7 +142,7 @@ def assert_blocked(
 
 def assert_committed(outcome: Outcome, repo: GitRepo, before: str | None) -> None:
     assert outcome.code == 0, outcome.out
-    assert outcome.hooks == {"pre-commit": [0], "commit-msg": [0]}, outcome.out
+    assert outcome.hooks == {stage: [0] for stage in COMMIT_HOOKS}, outcome.out
     assert "agentgate hook pre-commit: scoped (exit 0)" in outcome.out
     assert repo.sha() != before
 
@@ -153,7 +156,7 @@ def config_yaml(hook_repo: tuple[Path, str]) -> str:
     path, sha = hook_repo
     hooks = "".join(f"      - id: {hook_id}\n        verbose: true\n" for hook_id in HOOK_IDS)
     return (
-        "default_install_hook_types: [pre-commit, commit-msg, pre-push]\n"
+        "default_install_hook_types: [pre-commit, prepare-commit-msg, commit-msg, pre-push]\n"
         "repos:\n"
         f"  - repo: {json.dumps(str(path))}\n"
         f"    rev: {sha}\n"
