@@ -91,3 +91,21 @@ def test_a_failing_shadow_sample_is_reported_as_a_witness_bug(repo: GitRepo) -> 
     codes = {(r["code"], r["path"]) for r in data["reasons"]}
     assert ("witness-shadow-failure", lookup) in codes
     assert {code for code, _ in codes} == {"tests-failed", "witness-shadow-failure"}
+
+
+def test_a_witness_narrows_a_plan_with_a_computed_import(repo: GitRepo) -> None:
+    # Issue 12 item 3: a computed import no longer promotes, so the witness narrows the plan:
+    # coverage saw what the dynamic import loaded, and the loader's test did not run other().
+    repo.files({**FILES,
+                "app/plugins.py": "import importlib\n\n\ndef load(name):\n"
+                "    return importlib.import_module(name)\n",
+                "tests/test_plugins.py": "from app.plugins import load\n\n\n"
+                "def test_load():\n    assert load('app.core').lookup() == 1\n"})
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    data = _plan(repo, base)
+    assert data["verdict"] == "scoped"
+    assert data["tests"] == ["tests/test_core.py::test_other"]
+    assert any(r["code"] == "dynamic-import" for r in data["reasons"])
