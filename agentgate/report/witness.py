@@ -7,6 +7,7 @@ from collections.abc import Collection
 from typing import Any
 
 from agentgate.core.model import Reason, Verdict
+from agentgate.witness import shadow
 from agentgate.witness.select import (
     AMBIENT_DRIFT,
     ESCALATE,
@@ -43,6 +44,7 @@ def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
         **lists,
         "shadowed": list(plan.shadow),
         "shadow_percent": plan.shadow_percent,
+        "shadow_bounds": [shadow.FLOOR, shadow.CAP] if plan.shadow_percent < 100 else None,
         "patch_sha256": plan.patch_digest,
         "reasons": {d.nodeid: f"{d.label}: {d.detail}" for d in plan.decisions if d.runs},
         "notes": list(plan.notes),
@@ -51,6 +53,13 @@ def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
 
 def _age(plan: WitnessPlan, now: float | None) -> int:
     return max(0, int((time.time() if now is None else now) - plan.recorded_at))
+
+
+def _share(percent: float) -> str:
+    """The audit's share as the report states it: the percentage, and its bounds."""
+    if percent <= 0 or percent >= 100:
+        return f"{percent:g}%"
+    return f"{percent:g}%, {shadow.FLOOR} to {shadow.CAP}"
 
 
 def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
@@ -64,7 +73,7 @@ def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
         lines.append(f"ambient drift: the whole suite runs ({plan.ambient_drift[0]})")
     lines.append(
         "  " + ", ".join(f"{name.replace('_', ' ')} {counts[name]}" for name, _ in _LISTS)
-        + f", shadowed {counts['shadowed']} ({plan.shadow_percent:g}%)"
+        + f", shadowed {counts['shadowed']} ({_share(plan.shadow_percent)})"
     )
     for decision in plan.decisions:
         if decision.runs and decision.label != AMBIENT_DRIFT:

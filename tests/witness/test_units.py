@@ -81,7 +81,7 @@ def test_summary_text_is_exact() -> None:
     assert summary.text_lines(_plan(), now=1000.0 + 7200) == [
         "witness aaaaaaaaaaaa (2 commit(s), 2 h old)",
         "  skipped 1, escalated 1, impacted 1, fixture drift 0, ambient 0, frozen 0, new 0,"
-        " shadowed 1 (10%)",
+        " shadowed 1 (10%, 3 to 20)",
         "  run:impacted tests/a.py::test_2: app/x.py::f",
         "  escalate:incomplete-witness tests/a.py::test_3: ran a subprocess: git",
     ]
@@ -97,3 +97,18 @@ def test_a_failing_shadow_test_is_a_witness_bug() -> None:
     assert reasons[0].verdict is Verdict.FAILED
     clean, none = summary.shadow_stats(_plan(), ["tests/a.py::test_2"])
     assert clean["shadow_failures"] == [] and none == []
+
+
+def test_the_shadow_sample_has_a_floor_and_a_cap() -> None:
+    # Issue 12 item 5: a share of the skips, at least FLOOR and at most CAP, so a small band
+    # is not dominated by its audit and a tiny one is still audited.
+    ids = [f"tests/t.py::test_{i}" for i in range(1000)]
+    assert len(shadow.sample("x", ids, 10)) == shadow.CAP
+    assert len(shadow.sample("x", ids[:5], 10)) == shadow.FLOOR
+    assert len(shadow.sample("x", ids[:2], 10)) == 2
+    assert len(shadow.sample("x", ids[:100], 10)) == 10
+    assert len(shadow.sample("x", ids, 100)) == 1000  # asked for every skip: no cap
+    assert shadow.sample("x", ids, 0) == ()
+    # patch-keyed: the same diff audits the same tests, another diff others
+    assert shadow.sample("x", ids, 10) == shadow.sample("x", list(reversed(ids)), 10)
+    assert shadow.sample("x", ids, 10) != shadow.sample("y", ids, 10)
