@@ -11,7 +11,7 @@ import pytest
 
 from agentgate.flows import check as checkrun
 from tests.support.chain_app import commit
-from tests.support.git_repo import GitRepo
+from tests.support.git_repo import GitRepo, run_agentgate
 
 BROKEN_SHOUT = "def shout(s):\n    return s.lower()\n"  # the base's test_util fails
 SKIPPED_TEST = ("import pytest\nfrom app.util import shout\n\n@pytest.mark.skip\n"
@@ -144,3 +144,32 @@ def test_a_range_that_touches_no_test_pays_nothing(chain: GitRepo) -> None:
     commit(chain, {"app/pricing/rates.py": "RATE = 0.2  # same\n"})
     data = check_json(chain)
     assert data["exit_code"] == 0 and oracle(data) is None
+
+
+def test_an_agent_cannot_accept_its_own_rewritten_test(chain: GitRepo) -> None:
+    chain.files({"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    chain.commit("agent change", author=AGENT)
+    chain.files({".agentgate/accepted": f"{SHOUT}\n"})
+    chain.commit("accept", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert any(r["path"] == ".agentgate/accepted" for r in data["reasons"])
+
+
+def test_rewritten_tests_block_blocks_a_humans_range_too(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": "[tool.agentgate]\nrewritten_tests = \"block\"\n"},
+           "policy")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert reason(data, "rewritten-test")["verdict"] == "blocked"
+
+
+def test_a_bad_rewritten_tests_value_is_one_line_and_64(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": "[tool.agentgate]\nrewritten_tests = \"ignore\"\n"})
+    chain.git("tag", "-f", "base")
+    done = run_agentgate("check", "--base", "base", cwd=chain.path)
+    assert done.returncode == 64
+    assert "'rewritten_tests' must be \"report\" or \"block\"" in done.stderr
+    assert "Traceback" not in done.stderr
