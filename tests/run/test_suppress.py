@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentgate.run import suppress
+from agentgate.run.inventory import Inventory
+from agentgate.run.oracle import OracleInput, candidates
 
 HEAD: dict[str, Any] = suppress.merged([
     {"collected": ["t/a.py::ok", "t/a.py::skip", "t/a.py::xf", "t/new.py::moved"],
@@ -59,3 +61,12 @@ def test_accepted_ids_read_comments_and_blanks() -> None:
     text = "# accepted by a human\nt/a.py::x  # new contract\n\n  t/b.py::y\n"
     assert suppress.accepted_ids(text) == {"t/a.py::x", "t/b.py::y"}
     assert suppress.accepted_ids(None) == frozenset()
+
+
+def test_the_oracle_runs_suppressed_tests_and_edited_tests_that_pass_at_head() -> None:
+    nodes = ("t/a.py::ok", "t/a.py::skip", "t/dead.py::x", "t/old.py::moved", "t/b.py::ok")
+    inp = OracleInput("b" * 40, "h" * 40, Inventory(("t/a.py",), nodes), RENAMES,
+                      frozenset({"t/a.py", "t/old.py"}), (), False, None)
+    head = {**HEAD, "tests": {**HEAD["tests"], "t/b.py::ok": {"reported": "passed"}}}
+    assert candidates(inp, head) == (["t/a.py::skip", "t/dead.py::x"],
+                                     ["t/a.py::ok", "t/old.py::moved"])
