@@ -18,6 +18,7 @@ SKIPPED_TEST = ("import pytest\nfrom app.util import shout\n\n@pytest.mark.skip\
                 "def test_shout():\n    assert shout('a') == 'A'\n")
 SKIP_CALL_TEST = ("import pytest\nfrom app.util import shout\n\ndef test_shout():\n"
                   "    pytest.skip('later')\n    assert shout('a') == 'A'\n")
+XFAIL_TEST = SKIPPED_TEST.replace("mark.skip", "mark.xfail")
 REWRITTEN_TEST = "from app.util import shout\n\ndef test_shout():\n    assert shout('a') == 'a'\n"
 DESELECT = ("def pytest_collection_modifyitems(config, items):\n"
             "    gone = [i for i in items if i.name == 'test_shout']\n"
@@ -44,13 +45,17 @@ def oracle(data: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-@pytest.mark.parametrize("test_text", [SKIPPED_TEST, SKIP_CALL_TEST], ids=["marker", "call"])
-def test_a_skip_added_to_the_broken_test_blocks(chain: GitRepo, test_text: str) -> None:
+@pytest.mark.parametrize(("test_text", "hidden"), [
+    (SKIPPED_TEST, "skipped"), (SKIP_CALL_TEST, "skipped"), (XFAIL_TEST, "xfailed"),
+], ids=["marker", "call", "xfail"])
+def test_a_skip_added_to_the_broken_test_blocks(
+    chain: GitRepo, test_text: str, hidden: str
+) -> None:
     commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": test_text})
     data = check_json(chain)
     assert data["exit_code"] == 4
     found = reason(data, "suppressed-failure")
-    assert SHOUT in found["detail"] and "skipped at head" in found["detail"]
+    assert SHOUT in found["detail"] and f"{hidden} at head" in found["detail"]
     assert "AssertionError" in found["detail"] or "assert" in found["detail"]
 
 
