@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentgate.flows import check as checkrun
+from agentgate.report import render
 from tests.support.chain_app import commit
 from tests.support.git_repo import GitRepo, run_agentgate
 
@@ -130,9 +131,13 @@ def test_an_agent_rewriting_the_assertion_it_breaks_is_blocked(chain: GitRepo) -
 
 def test_a_human_rewriting_an_assertion_is_reported_not_blocked(chain: GitRepo) -> None:
     commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
-    data = check_json(chain)
+    result = checkrun.check(chain.path, "base", "HEAD")
+    data = result.to_json()
     assert data["exit_code"] == 0
     assert reason(data, "rewritten-test")["verdict"] == "scoped"
+    # Shown where a human looks: the text report and the CI step summary.
+    assert any("rewritten-test" in line and SHOUT in line for line in render.text_lines(result))
+    assert "REWRITTEN TEST" in render.markdown(result)
 
 
 def test_a_human_acceptance_lets_the_rewritten_test_through(chain: GitRepo) -> None:
