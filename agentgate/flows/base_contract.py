@@ -15,16 +15,27 @@ import posixpath
 from pathlib import Path
 
 from agentgate.core.config import PYTEST_CONFIG_FILES
-from agentgate.core.model import DELETED, Change, Reason, Verdict
+from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles
 from agentgate.gate import agents, trust
 from agentgate.gate.checks import RangeCheck, rules_at
 from agentgate.git import gitio
 from agentgate.plan import harness
-from agentgate.run import inventory, oracle
-from agentgate.run import suppress as judge
+from agentgate.run import inventory, oracle, suppress
 from agentgate.run.band import BandReport
 from agentgate.run.oracle import OracleInput, OracleReport
+
+
+def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
+          report: BandReport, result: Result, *, base_given: bool) -> OracleReport | None:
+    """The base oracle after the band, its reasons and notes added to ``result``; nothing
+    without a base (the whole suite ran and there is no base form to judge by)."""
+    found = judge_range(root, checked, selection, report) if base_given else None
+    if found is not None:
+        more, notes = reasons(found, policy(checked), accepted(root, checked))
+        result.reasons += more
+        result.notes += notes
+    return found
 
 
 def judge_range(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
@@ -107,7 +118,7 @@ def policy(checked: RangeCheck) -> str:
 def accepted(root: Path, checked: RangeCheck) -> frozenset[str]:
     """Node ids a human accepted in ``.agentgate/accepted``: a trust file, so the range's
     trust check has already refused it from an agent or mixed with code."""
-    return judge.accepted_ids(gitio.read_text_at(root, checked.head, trust.ACCEPTED_FILE))
+    return suppress.accepted_ids(gitio.read_text_at(root, checked.head, trust.ACCEPTED_FILE))
 
 
 def reasons(found: OracleReport, rule: str, ok: frozenset[str]
@@ -134,7 +145,7 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
     return out, notes
 
 
-def _rewritten(j: judge.Judged, rule: str) -> Reason:
+def _rewritten(j: suppress.Judged, rule: str) -> Reason:
     verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
     return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {j.nodeid} was edited; its "
                   f"base form fails on head's code ({j.failure}) while its new form passes. "

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     # Imported where used: a plan never runs the band, and without a witness store it never
     # reads one (together ~40 ms of a warm plan's start-up).
     from agentgate.run import band
-    from agentgate.run.oracle import OracleReport
     from agentgate.witness.select import WitnessPlan
 
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
@@ -266,28 +265,13 @@ def _run(
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
     seed = config.hypothesis_seed if config.property_band else None
-    found = _base_contract(root, planned, report, result)
+    from agentgate.flows import base_contract  # the base oracle (issue 11)
+
+    found = base_contract.judge(root, planned.range, planned.selection, report, result,
+                                base_given=planned.base_given)
     ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
                   shadow, seed, found)
     return ran, _audit(planned, report, result)
-
-
-def _base_contract(root: Path, planned: Planned, report: band.BandReport,
-                   result: CheckResult) -> OracleReport | None:
-    """The base oracle (issue 11): what head did with the base's tests, judged by their base
-    form on head's code; a full-suite pass never satisfies a suppression by itself."""
-    from agentgate.flows import base_contract
-
-    checked = planned.range
-    if not planned.base_given:
-        return None  # no base: the whole suite ran, and there is no base form to judge by
-    found = base_contract.judge_range(root, checked, planned.selection, report)
-    if found is not None:
-        more, notes = base_contract.reasons(
-            found, base_contract.policy(checked), base_contract.accepted(root, checked))
-        result.reasons += more
-        result.notes += notes
-    return found
 
 
 def _audit(planned: Planned, report: band.BandReport, result: CheckResult) -> dict[str, Any] | None:
