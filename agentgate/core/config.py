@@ -93,6 +93,9 @@ class Config:
     timeout: int = 600
     trust_paths: tuple[str, ...] = ()  # more trust files or folders (CI definitions, ...)
     inert: tuple[str, ...] = DEFAULT_INERT  # files no test reads
+    # A test whose base form fails on head while its edited form passes (issue 11 item 5):
+    # "block" or "report"; None: block when the range has an agent's commit, else report.
+    rewritten_tests: str | None = None
     has_section: bool = False  # whether [tool.agentgate] exists at all
 
     def pinned_env(self) -> dict[str, str]:
@@ -110,7 +113,9 @@ _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
 _REPO_PATH_KEYS = ("scope_file", "manifest", "ledger", "fixtures", "protected", "tests",
                    "sources", "property_band", "trust_paths")
 _AGENT_KEYS = ("env", "identities", "trailers", "defaults")
-KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents"))
+REWRITTEN_POLICIES = ("report", "block")
+KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents",
+                        "rewritten_tests"))
 
 
 def parse_toml(text: str, *, where: str) -> dict[str, Any]:
@@ -210,6 +215,9 @@ def _convert_type(key: str, value: Any) -> tuple[Any, str | None]:
     if key == "shadow_percent":
         ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
         return float(value) if ok else None, None if ok else "'shadow_percent' must be 0..100"
+    if key == "rewritten_tests":
+        ok = value in REWRITTEN_POLICIES
+        return value, None if ok else "'rewritten_tests' must be \"report\" or \"block\""
     return _convert_agents(value)
 
 

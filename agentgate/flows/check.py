@@ -273,8 +273,12 @@ def _run(
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
     seed = config.hypothesis_seed if config.property_band else None
+    from agentgate.flows import base_contract  # the base oracle (issue 11)
+
+    found = base_contract.judge(root, planned.range, planned.selection, report, result,
+                                base_given=planned.base_given)
     ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
-                  shadow, seed)
+                  shadow, seed, found)
     return ran, _audit(planned, report, result)
 
 

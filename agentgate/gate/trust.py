@@ -27,6 +27,9 @@ from agentgate.core.paths import under_any
 ANY_DEPTH_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 ROOT_FILES = (".pre-commit-config.yaml", "conftest.py", ".gitlab-ci.yml")
 ROOT_DIRS = ("hooks", ".github/workflows")
+# Node ids of rewritten tests a human accepted (issue 11 item 5): a trust file, so an agent
+# can neither write it nor slip it into a commit with code.
+ACCEPTED_FILE = ".agentgate/accepted"
 # Shared files (at any depth): only their pytest, agentgate and pytest11 tables are trust,
 # compared parsed below.
 TABLE_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
@@ -41,8 +44,8 @@ class TrustChange:
 
 
 def trust_prefixes(config: Config) -> tuple[str, ...]:
-    return (config.scope_file, config.manifest, config.ledger, *ROOT_DIRS, *ROOT_FILES,
-            *config.trust_paths)
+    return (config.scope_file, config.manifest, config.ledger, ACCEPTED_FILE, *ROOT_DIRS,
+            *ROOT_FILES, *config.trust_paths)
 
 
 def is_trust_path(path: str, config: Config) -> bool:

@@ -16,6 +16,7 @@ from agentgate.core.model import Verdict
 if TYPE_CHECKING:
     from agentgate.plan.planner import Plan
     from agentgate.run.band import BandReport, RunResult
+    from agentgate.run.oracle import OracleReport
     from agentgate.witness.select import WitnessPlan
 
 
@@ -72,6 +73,7 @@ class BandRun:
     missed: tuple[str, ...]  # full-suite failures the band did not select (shadow mode)
     shadow: bool
     hypothesis_seed: int | None  # None unless the property band is on
+    oracle: OracleReport | None = None  # the base oracle; None when the range touched no test
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ def results_json(band: BandRun, suite_size: int) -> dict[str, Any]:
         "pinned_env": report.pinned_env,
         "duration_s": round(sum(r.duration for r in main), 3),
         "runs": [r.to_json() for r in report.runs],
+        "base_oracle": None if band.oracle is None else band.oracle.to_json(),
     }
     if band.hypothesis_seed is not None:
         data["hypothesis_seed"] = band.hypothesis_seed

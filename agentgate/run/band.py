@@ -252,6 +252,8 @@ class BandReport:
     pinned_env: dict[str, str]
     runs: tuple[RunResult, ...] = field(default_factory=tuple)
     problems: tuple[accounting.Problem, ...] = ()  # outcome accounting (run.accounting)
+    # label -> what the outcome plugin wrote: the base oracle reads head's outcomes from it
+    seen: dict[str, dict[str, Any] | None] = field(default_factory=dict, compare=False)
 
     def run(self, label: str) -> RunResult | None:
         return next((r for r in self.runs if r.label == label), None)
@@ -347,4 +349,5 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
     problems = accounting.account_runs(
         [(runner.seen.get(r.label), r.exit_code) for r in results
          if r.label != "shadow" and not r.timed_out], spec.selection)
-    return BandReport(str(tree.path), tree.worktree, python, pinned, results, tuple(problems))
+    return BandReport(str(tree.path), tree.worktree, python, pinned, results, tuple(problems),
+                      dict(runner.seen))

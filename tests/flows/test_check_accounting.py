@@ -50,8 +50,9 @@ def test_a_test_that_ends_the_session_with_status_0_fails(chain: GitRepo) -> Non
                    "def test_exit():\n    os._exit(0)\n\n"
                    "def test_shout():\n    assert shout('a') == 'A'\n"})
     data = check_json(chain)
-    assert data["exit_code"] == 1
-    assert codes(data) == ["session-not-finished"]
+    # 4, not 1: the base oracle also finds the broken test_shout hidden (flows/test_check_oracle)
+    assert data["exit_code"] == 4
+    assert codes(data)[0] == "session-not-finished"
     assert "tests/test_util.py" in data["reasons"][0]["detail"]
 
 
@@ -60,7 +61,7 @@ def test_a_test_file_hidden_from_collection_fails(chain: GitRepo) -> None:
                    "tests/test_util.py": "__test__ = False\nfrom app.util import shout\n\n"
                    "def test_shout():\n    assert shout('a') == 'A'\n"})
     data = check_json(chain)
-    assert data["exit_code"] == 1
+    assert data["exit_code"] == 4  # the base oracle blocks the suppression (test_check_oracle)
     assert "collected-nothing" in codes(data) or "not-collected" in codes(data)
 
 

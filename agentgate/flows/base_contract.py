@@ -1,0 +1,157 @@
+"""The base is the contract (issue 11 items 2-5): after the band, judge what head did with
+the base's tests. Only a range that touches a test file or the harness pays for it.
+
+The base inventory names the base's tests in the touched files; the band's own outcome data
+says what head did with each; the base oracle runs the base's form of each suppressed or
+edited test (and, when the harness changed, the selection under the base's harness) on
+head's code. Reasons: ``suppressed-failure`` and ``harness-hid-failure`` block (4);
+``rewritten-test`` blocks or is reported per ``rewritten_tests``; harmless suppressions are
+notes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+
+from agentgate.core.config import PYTEST_CONFIG_FILES
+from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
+from agentgate.core.paths import TestFiles
+from agentgate.gate import agents, trust
+from agentgate.gate.checks import RangeCheck, rules_at
+from agentgate.git import gitio
+from agentgate.plan import harness
+from agentgate.run import inventory, oracle, suppress
+from agentgate.run.band import BandReport
+from agentgate.run.oracle import OracleInput, OracleReport
+
+
+def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
+          report: BandReport, result: Result, *, base_given: bool) -> OracleReport | None:
+    """The base oracle after the band, its reasons and notes added to ``result``; nothing
+    without a base (the whole suite ran and there is no base form to judge by)."""
+    found = judge_range(root, checked, selection, report) if base_given else None
+    if found is not None:
+        more, notes = reasons(found, policy(checked), accepted(root, checked))
+        result.reasons += more
+        result.notes += notes
+    return found
+
+
+def judge_range(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
+                report: BandReport) -> OracleReport | None:
+    """The base oracle over a range, or None when the range touches no test nor harness."""
+    inp = oracle_input(root, checked, selection)
+    if inp is None:
+        return None
+    seen = [d for label, d in report.seen.items() if label != "shadow"]
+    return oracle.run_oracle(root, checked.config, inp, seen)
+
+
+def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None
+                 ) -> OracleInput | None:
+    config, mb, changes = checked.config, checked.merge_base, checked.changes
+    base_paths = gitio.ls_tree(root, mb)
+    tests = TestFiles(config, rules_at(root, mb)[1])
+    files = inventory.touched_tests(changes, tests, base_paths)
+    changed_harness = harness.harness_changes(changes, config, _texts(root, changes))
+    if not files and not changed_harness:
+        return None
+    if changed_harness:  # the selection runs under the base's harness: its base tests count
+        files = tuple(sorted({*files, *_selected_files(selection, tests, base_paths)}))
+    every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
+    return OracleInput(
+        merge_base=mb, head=checked.head,
+        inventory=inventory.inventory(root, config, mb, files),
+        renames=_renames(changes), edited=_edited(changes) & frozenset(files),
+        harness=tuple(harness.harness_paths(every, config)),
+        harness_changed=bool(changed_harness), selection=selection)
+
+
+def _selected_files(selection: tuple[str, ...] | None, tests: TestFiles,
+                    base_paths: dict[str, str]) -> list[str]:
+    """The base's test files the band selected (every one for the whole suite)."""
+    if selection is None:
+        return [p for p in base_paths if tests.match(p)]
+    return [f for f in {s.split("::", 1)[0] for s in selection} if f in base_paths
+            and tests.match(f)]
+
+
+def _renames(changes: list[Change]) -> dict[str, str]:
+    """Base path -> head path of renamed files; deleted files map to ""."""
+    moved = {c.old_path: c.path for c in changes if c.old_path and c.old_path != c.path
+             and c.status.startswith("R")}
+    return {**moved, **{c.path: "" for c in changes if c.status == DELETED}}
+
+
+def _edited(changes: list[Change]) -> frozenset[str]:
+    return frozenset(c.old_path or c.path for c in changes
+                     if c.status != DELETED and c.old_blob and c.old_blob != c.new_blob)
+
+
+_TEXT_NAMES = (*harness.ENTRY_POINT_FILES, *PYTEST_CONFIG_FILES)
+
+
+def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:
+    """(base, head) text of the changed files ``harness_changes`` reads."""
+    wanted = [c for c in changes if any(p.endswith(".py") or posixpath.basename(p) in
+                                        _TEXT_NAMES for p in c.paths)]
+    blobs = gitio.cat_blobs(root, [b for c in wanted for b in (c.old_blob, c.new_blob) if b])
+
+    def text(blob: str | None) -> str | None:
+        data = blobs.get(blob) if blob else None
+        return None if data is None else data.decode("utf-8", errors="surrogateescape")
+
+    return {p: (text(c.old_blob), text(c.new_blob)) for c in wanted for p in c.paths}
+
+
+# --- reasons -----------------------------------------------------------------------------------
+
+def policy(checked: RangeCheck) -> str:
+    """``rewritten_tests``: the base's config, else block for a range with an agent's commit."""
+    if checked.config.rewritten_tests is not None:
+        return checked.config.rewritten_tests
+    agent = any(agents.from_commit(c, checked.config.agents) for c in checked.commits)
+    return "block" if agent else "report"
+
+
+def accepted(root: Path, checked: RangeCheck) -> frozenset[str]:
+    """Node ids a human accepted in ``.agentgate/accepted``: a trust file, so the range's
+    trust check has already refused it from an agent or mixed with code."""
+    return suppress.accepted_ids(gitio.read_text_at(root, checked.head, trust.ACCEPTED_FILE))
+
+
+def reasons(found: OracleReport, rule: str, ok: frozenset[str]
+            ) -> tuple[list[Reason], list[str]]:
+    """The oracle's findings as reasons and notes."""
+    out = [Reason("base-oracle-incomplete", Verdict.FAILED, p) for p in found.problems]
+    notes: list[str] = []
+    for j in found.suppressed:
+        if j.oracle != "failed":
+            notes.append(f"harmless suppression: {j.nodeid} ({j.head} at head; its base form "
+                         f"{'passes' if j.oracle == 'passed' else 'is skipped'} on head's code)")
+        elif j.nodeid in ok:
+            notes.append(f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)")
+        else:
+            out.append(Reason("suppressed-failure", Verdict.BLOCKED, f"{j.nodeid} fails in "
+                              f"its base form on head's code ({j.failure}) and the patch hid "
+                              f"it: {j.head} at head", path=_file(j.nodeid)))
+    out += [_rewritten(j, rule) for j in found.rewritten if j.nodeid not in ok]
+    notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} (rewritten)"
+              for j in found.rewritten if j.nodeid in ok]
+    out += [Reason("harness-hid-failure", Verdict.BLOCKED, f"{n} fails under the base's "
+                   "harness on head's code but not under the patch's harness",
+                   path=_file(n)) for n in found.harness_hidden]
+    return out, notes
+
+
+def _rewritten(j: suppress.Judged, rule: str) -> Reason:
+    verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
+    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {j.nodeid} was edited; its "
+                  f"base form fails on head's code ({j.failure}) while its new form passes. "
+                  f"A human accepts it by listing it in {trust.ACCEPTED_FILE} "
+                  "in a commit of its own", path=_file(j.nodeid))
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]

@@ -1,0 +1,125 @@
+"""The base oracle (issue 11 items 3-5): the base's form of the tests on head's code.
+
+One temporary worktree of head gets the base's harness laid over it (every conftest,
+pytest configuration and start-up file, as at the base: removed where the base has none).
+When the range changes the harness, the band's selection runs there first: a test that fails
+under the base's harness and did not fail under head's was hidden by the harness. Then the
+test files of the suppressed and the edited base tests are laid over too, and exactly those
+base node ids run. A full-suite run at head never satisfies a suppression by itself: only
+this run does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgate.core.config import Config
+from agentgate.git import overlay, worktrees
+from agentgate.run import band, session
+from agentgate.run import suppress as judge
+from agentgate.run.inventory import Inventory
+from agentgate.run.suppress import Judged
+
+_SUMMARY = ("-rfE", "-p", "no:cacheprovider")  # one "FAILED id - why" line per failure
+
+
+@dataclass(frozen=True)
+class OracleInput:
+    merge_base: str
+    head: str
+    inventory: Inventory
+    renames: Mapping[str, str]  # base test file -> its head path ("" when deleted)
+    edited: frozenset[str]  # base test files the range modified (their tests may be rewritten)
+    harness: tuple[str, ...]  # harness paths at base or head: laid over as at the base
+    harness_changed: bool
+    selection: tuple[str, ...] | None  # the band's selection (None: the whole suite)
+
+
+@dataclass(frozen=True)
+class OracleReport:
+    suppressed: tuple[Judged, ...] = ()
+    rewritten: tuple[Judged, ...] = ()  # edited tests whose base form fails on head
+    harness_hidden: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # a run that did not finish: fails the check
+    seconds: float = 0.0
+    ran: bool = False
+    runs: tuple[band.RunResult, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ran": self.ran, "duration_s": round(self.seconds, 3),
+            "suppressed": [_judged_json(j) for j in self.suppressed],
+            "rewritten": [_judged_json(j) for j in self.rewritten],
+            "harness_hidden": list(self.harness_hidden), "problems": list(self.problems),
+        }
+
+
+def _judged_json(j: Judged) -> dict[str, str]:
+    return {"nodeid": j.nodeid, "head": j.head, "base_form": j.oracle, "failure": j.failure}
+
+
+def candidates(inp: OracleInput, head: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(suppressed, edited-and-passing) base node ids, from head's merged outcome data."""
+    suppressed, edited = [], []
+    for nodeid in inp.inventory.nodeids:
+        if judge.head_status(nodeid, inp.renames, head) != judge.RAN:
+            suppressed.append(nodeid)
+        elif nodeid.split("::", 1)[0] in inp.edited and judge.head_passed(
+                nodeid, inp.renames, head):
+            edited.append(nodeid)
+    return suppressed, edited
+
+
+def run_oracle(root: Path, config: Config, inp: OracleInput,
+               head_seen: Iterable[Mapping[str, Any] | None]) -> OracleReport:
+    start = time.monotonic()
+    head = judge.merged(head_seen)
+    suppressed, edited = candidates(inp, head)
+    if not (suppressed or edited or inp.harness_changed):
+        return OracleReport()
+    with worktrees.temporary_worktree(root, inp.head) as tree, \
+            session.runner(root, config, tree, "oracle") as runner:
+        overlay.lay_over(root, inp.merge_base, tree, inp.harness)
+        hidden, problems, runs = _base_harness(runner, inp, head)
+        nodes = suppressed + edited
+        if nodes:
+            files = {n.split("::", 1)[0] for n in nodes}
+            overlay.lay_over(root, inp.merge_base, tree, files)
+            result, data = session.run_nodes(runner, "oracle", (*_SUMMARY, *_args(nodes)))
+            runs.append(result)
+    judged = {n: _judge(n, inp, head, data, result) for n in nodes} if nodes else {}
+    return OracleReport(
+        suppressed=tuple(judged[n] for n in suppressed),
+        rewritten=tuple(judged[n] for n in edited if judged[n].oracle == "failed"),
+        harness_hidden=tuple(hidden), problems=tuple(problems),
+        seconds=time.monotonic() - start, ran=True, runs=tuple(runs))
+
+
+def _base_harness(runner: band.Runner, inp: OracleInput, head: Mapping[str, Any]
+                  ) -> tuple[list[str], list[str], list[band.RunResult]]:
+    """The band's selection under the base's harness, when the range changes the harness."""
+    if not inp.harness_changed:
+        return [], [], []
+    result, data = session.run_nodes(runner, "base-harness",
+                                     (*_SUMMARY, *_args(inp.selection or ())))
+    if data is None or not data.get("finished"):
+        return [], [f"the run under the base's harness did not finish (exit "
+                    f"{result.exit_code}): {judge.failure_line('', result.output_tail)}"], [result]
+    failed = [n for n in data.get("tests") or {} if judge.oracle_outcome(n, data) == "failed"]
+    base_tests = set(inp.inventory.nodeids)  # a new test needing a new fixture is no contract
+    return judge.harness_hidden([n for n in failed if n in base_tests], head), [], [result]
+
+
+def _judge(nodeid: str, inp: OracleInput, head: Mapping[str, Any],
+           data: Mapping[str, Any] | None, result: band.RunResult) -> Judged:
+    outcome = judge.oracle_outcome(nodeid, data or {})
+    why = judge.failure_line(nodeid, result.output_tail) if outcome == "failed" else ""
+    return Judged(nodeid, judge.head_status(nodeid, inp.renames, head), outcome, why)
+
+
+def _args(nodes: Iterable[str]) -> list[str]:
+    return [f"./{n}" for n in nodes]

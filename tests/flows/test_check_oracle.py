@@ -1,0 +1,185 @@
+"""The base is the contract (issue 11 items 2-5): a patch that breaks a test and hides it --
+a skip, a deletion, a rename out of collection, a deselecting conftest, a rewritten
+assertion -- is judged by the base's form of that test on head's code. Each attack next to
+the legitimate change that must pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentgate.flows import check as checkrun
+from agentgate.report import render
+from tests.support.chain_app import commit
+from tests.support.git_repo import GitRepo, run_agentgate
+
+BROKEN_SHOUT = "def shout(s):\n    return s.lower()\n"  # the base's test_util fails
+SKIPPED_TEST = ("import pytest\nfrom app.util import shout\n\n@pytest.mark.skip\n"
+                "def test_shout():\n    assert shout('a') == 'A'\n")
+SKIP_CALL_TEST = ("import pytest\nfrom app.util import shout\n\ndef test_shout():\n"
+                  "    pytest.skip('later')\n    assert shout('a') == 'A'\n")
+XFAIL_TEST = SKIPPED_TEST.replace("mark.skip", "mark.xfail")
+REWRITTEN_TEST = "from app.util import shout\n\ndef test_shout():\n    assert shout('a') == 'a'\n"
+DESELECT = ("def pytest_collection_modifyitems(config, items):\n"
+            "    gone = [i for i in items if i.name == 'test_shout']\n"
+            "    items[:] = [i for i in items if i not in gone]\n"
+            "    config.hook.pytest_deselected(items=gone)\n")
+AGENT = "bot (aider)"  # an identity the default agent patterns match
+SHOUT = "tests/test_util.py::test_shout"
+
+
+def check_json(repo: GitRepo) -> dict[str, Any]:
+    return checkrun.check(repo.path, "base", "HEAD").to_json()
+
+
+def reason(data: dict[str, Any], code: str) -> dict[str, Any]:
+    return next(r for r in data["reasons"] if r["code"] == code)
+
+
+def codes(data: dict[str, Any]) -> list[str]:
+    return [r["code"] for r in data["reasons"]]
+
+
+def oracle(data: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = data["results"]["base_oracle"]
+    return found
+
+
+@pytest.mark.parametrize(("test_text", "hidden"), [
+    (SKIPPED_TEST, "skipped"), (SKIP_CALL_TEST, "skipped"), (XFAIL_TEST, "xfailed"),
+], ids=["marker", "call", "xfail"])
+def test_a_skip_added_to_the_broken_test_blocks(
+    chain: GitRepo, test_text: str, hidden: str
+) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": test_text})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    found = reason(data, "suppressed-failure")
+    assert SHOUT in found["detail"] and f"{hidden} at head" in found["detail"]
+    assert "AssertionError" in found["detail"] or "assert" in found["detail"]
+
+
+def test_a_skip_on_a_test_whose_base_form_passes_is_harmless(chain: GitRepo) -> None:
+    commit(chain, {"tests/test_util.py": SKIPPED_TEST})
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert any(n.startswith(f"harmless suppression: {SHOUT}") for n in data["notes"])
+    assert oracle(data)["suppressed"][0]["base_form"] == "passed"
+
+
+def test_the_broken_test_file_deleted_blocks(chain: GitRepo) -> None:
+    chain.rm("tests/test_util.py")
+    commit(chain, {"app/util.py": BROKEN_SHOUT})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert "deleted at head" in reason(data, "suppressed-failure")["detail"]
+
+
+def test_a_human_renaming_a_test_passes(chain: GitRepo) -> None:
+    chain.git("mv", "tests/test_util.py", "tests/test_upper.py")
+    commit(chain, {"tests/test_upper.py": "from app.util import shout\n\n"
+                   "def test_upper():\n    assert shout('a') == 'A'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert "rewritten-test" not in codes(data)
+
+
+def test_a_rename_out_of_collection_blocks(chain: GitRepo) -> None:
+    chain.git("mv", "tests/test_util.py", "tests/util_check.py")
+    commit(chain, {"app/util.py": BROKEN_SHOUT})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert SHOUT in reason(data, "suppressed-failure")["detail"]
+
+
+def test_test_false_on_the_broken_test_blocks(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py":
+                   "__test__ = False\nfrom app.util import shout\n\n"
+                   "def test_shout():\n    assert shout('a') == 'A'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert "not collected at head" in reason(data, "suppressed-failure")["detail"]
+
+
+def test_a_conftest_below_the_root_deselecting_the_broken_test_blocks(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/conftest.py": DESELECT})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert SHOUT in reason(data, "harness-hid-failure")["detail"]
+
+
+def test_a_new_conftest_fixture_used_by_new_tests_passes(chain: GitRepo) -> None:
+    commit(chain, {"tests/conftest.py": "import pytest\n\n@pytest.fixture\n"
+                   "def word():\n    return 'a'\n",
+                   "tests/test_word.py": "from app.util import shout\n\n"
+                   "def test_word(word):\n    assert shout(word) == 'A'\n"})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, [])
+    assert oracle(data)["ran"] is True
+
+
+def test_an_agent_rewriting_the_assertion_it_breaks_is_blocked(chain: GitRepo) -> None:
+    chain.files({"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    found = reason(data, "rewritten-test")
+    assert found["verdict"] == "blocked" and SHOUT in found["detail"]
+    assert oracle(data)["rewritten"][0]["nodeid"] == SHOUT
+
+
+def test_a_human_rewriting_an_assertion_is_reported_not_blocked(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    result = checkrun.check(chain.path, "base", "HEAD")
+    data = result.to_json()
+    assert data["exit_code"] == 0
+    assert reason(data, "rewritten-test")["verdict"] == "scoped"
+    # Shown where a human looks: the text report and the CI step summary.
+    assert any("rewritten-test" in line and SHOUT in line for line in render.text_lines(result))
+    assert "REWRITTEN TEST" in render.markdown(result)
+
+
+def test_a_human_acceptance_lets_the_rewritten_test_through(chain: GitRepo) -> None:
+    chain.files({"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    chain.commit("agent change", author=AGENT)
+    commit(chain, {".agentgate/accepted": f"{SHOUT}  # lower() is the new contract\n"},
+           "accept the rewritten test")
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert f"accepted in .agentgate/accepted: {SHOUT} (rewritten)" in data["notes"]
+
+
+def test_a_range_that_touches_no_test_pays_nothing(chain: GitRepo) -> None:
+    commit(chain, {"app/pricing/rates.py": "RATE = 0.2  # same\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 0 and oracle(data) is None
+
+
+def test_an_agent_cannot_accept_its_own_rewritten_test(chain: GitRepo) -> None:
+    chain.files({"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    chain.commit("agent change", author=AGENT)
+    chain.files({".agentgate/accepted": f"{SHOUT}\n"})
+    chain.commit("accept", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert any(r["path"] == ".agentgate/accepted" for r in data["reasons"])
+
+
+def test_rewritten_tests_block_blocks_a_humans_range_too(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": "[tool.agentgate]\nrewritten_tests = \"block\"\n"},
+           "policy")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    data = check_json(chain)
+    assert data["exit_code"] == 4
+    assert reason(data, "rewritten-test")["verdict"] == "blocked"
+
+
+def test_a_bad_rewritten_tests_value_is_one_line_and_64(chain: GitRepo) -> None:
+    commit(chain, {"pyproject.toml": "[tool.agentgate]\nrewritten_tests = \"ignore\"\n"})
+    chain.git("tag", "-f", "base")
+    done = run_agentgate("check", "--base", "base", cwd=chain.path)
+    assert done.returncode == 64
+    assert "'rewritten_tests' must be \"report\" or \"block\"" in done.stderr
+    assert "Traceback" not in done.stderr
