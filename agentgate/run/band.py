@@ -344,6 +344,7 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
         plugins = install_outcomes_plugin(workdir)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
+        interp.require_pytest(python, env, tree.path)
         runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
         results = tuple(runner.run(s) for s in band_runs(spec, tree.path))
     problems = accounting.account_runs(

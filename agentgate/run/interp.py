@@ -151,3 +151,19 @@ def test_env(
         env.pop(name, None)
     env.update(extra or {})
     return env
+
+
+def require_pytest(python: str, env: dict[str, str], cwd: Path) -> None:
+    """Exit 64 when the project's interpreter has no pytest (issue 13: a push from a shell
+    without the venv active was reported as failed tests, exit 1)."""
+    from agentgate.run import process  # the band's path only; the commit hook never gets here
+
+    try:
+        done = process.capture([python, "-c", "import pytest"], cwd=cwd, env=env, timeout=60)
+    except OSError as exc:
+        raise ConfigError(f"cannot run the project's interpreter {python!r} ({exc}); set "
+                          "[tool.agentgate] python") from None
+    if done.returncode != 0:
+        raise ConfigError(f"the project's interpreter {python} has no pytest; install pytest "
+                          "there, activate the project's virtualenv, or set [tool.agentgate] "
+                          "python to one that has it")
