@@ -18,7 +18,8 @@ from agentgate.core import config as config_mod
 from agentgate.core.config import Config
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Reason, Verdict
-from agentgate.core.paths import under_any
+from agentgate.core.paths import is_test_file, under_any
+from agentgate.gate import manifest
 
 # Files whose whole content is trust. pytest reads its own configuration files at any depth
 # (``-c``, a rootdir below the top, ``tests/pytest.ini``), so those count wherever they are
@@ -41,6 +42,7 @@ Reader = Callable[[str], "str | None"]
 class TrustChange:
     path: str
     why: str
+    entries: frozenset[str] | None = None  # the manifest: the paths whose entry changed
 
 
 def trust_prefixes(config: Config) -> tuple[str, ...]:
@@ -64,8 +66,26 @@ def trust_changes(
         for path in change.paths:
             why = _why_trust(change, path, config, old, new)
             if why:
-                found.append(TrustChange(path, why))
+                entries = _entries(change, path, old, new) if path == config.manifest else None
+                found.append(TrustChange(path, why, entries))
     return found
+
+
+def _entries(change: Change, path: str, old: Reader, new: Reader) -> frozenset[str] | None:
+    """The fixture paths whose manifest entry a change added, removed or changed; None when
+    the manifest is renamed, deleted, a link, or does not parse."""
+    if change.status not in ("A", "M") or change.makes_symlink:
+        return None
+    try:
+        before = manifest.parse(_bytes(old(path)), where=path)
+        after = manifest.parse(_bytes(new(path)), where=path)
+    except ConfigError:
+        return None
+    return frozenset(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+def _bytes(text: str | None) -> bytes:
+    return (text or "").encode("utf-8", "surrogateescape")
 
 
 def _why_trust(change: Change, path: str, config: Config, old: Reader, new: Reader) -> str | None:
@@ -195,17 +215,23 @@ def commit_reasons(
         return []
     trust_paths = {t.path for t in trusted}
     others = [p for c in changes for p in c.paths if p not in trust_paths]
-    mixed_ok = root_commit or _is_fixture_update(trusted, others, config)
+    snapshot = snapshot_update(trusted, others, config)
+    mixed_ok = root_commit or snapshot
     others_reason = [] if mixed_ok else _mixed(trusted, others, commit)
-    agent_reason = _agent(trusted, agent, commit) if agent else []
+    agent_reason = _agent(trusted, agent, commit) if agent and not snapshot else []
     return agent_reason + others_reason
 
 
-def _is_fixture_update(trusted: list[TrustChange], others: list[str], config: Config) -> bool:
-    """The manifest and only the fixture files it lists may change together (humans only)."""
-    only_manifest = all(t.path == config.manifest for t in trusted)
-    fixture_files = all(under_any(p, config.fixtures) for p in others)
-    return only_manifest and fixture_files
+def snapshot_update(trusted: list[TrustChange], others: list[str], config: Config) -> bool:
+    """Fixtures, test files and exactly those fixtures' manifest entries, changed together:
+    a snapshot update, everyday work for anyone, agents included (issue 11). The manifest
+    entries must be exactly the fixtures the commit changes; the base oracle and the
+    rewritten-tests policy judge what the new snapshots make the tests assert."""
+    if len(trusted) != 1 or trusted[0].path != config.manifest or trusted[0].entries is None:
+        return False
+    fixtures = {p for p in others if under_any(p, config.fixtures)}
+    rest = [p for p in others if p not in fixtures]
+    return fixtures == trusted[0].entries and all(is_test_file(p, config) for p in rest)
 
 
 def _mixed(trusted: list[TrustChange], others: list[str], commit: str | None) -> list[Reason]:

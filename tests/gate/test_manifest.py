@@ -91,15 +91,14 @@ def test_staged_fixture_without_manifest_update_is_blocked(fixtured: GitRepo) ->
     ]
 
 
-def test_fixtures_with_their_manifest_may_be_committed_by_a_human(fixtured: GitRepo) -> None:
+def test_fixtures_with_their_manifest_may_be_committed_by_anyone(fixtured: GitRepo) -> None:
     fixtured.write("tests/fixtures/rates.json", '{"standard": 0.25}\n')
     manifest.record(fixtured.path, config.load(fixtured.path))
     fixtured.add()
     assert gate.check_staged(fixtured.path, {}).reasons == []
-    # ...but not by an agent, and not together with code.
-    assert [r.code for r in gate.check_staged(fixtured.path, {"GEMINI_CLI": "1"}).reasons] == [
-        "trust-agent"
-    ]
+    # A snapshot update is everyday agent work too (issue 11)...
+    assert gate.check_staged(fixtured.path, {"GEMINI_CLI": "1"}).reasons == []
+    # ...but never together with code.
     fixtured.write("app/pricing/tax.py", "RATE = 1\n")
     fixtured.add()
     assert [r.code for r in gate.check_staged(fixtured.path, {}).reasons] == ["trust-mixed"]

@@ -332,3 +332,49 @@ def test_a_metadata_edit_outside_the_scope_is_still_an_escape(trusted: GitRepo) 
     edit = PYPROJECT.replace('"1.0"', '"2.0"') + "\n[tool.agentgate]\nprotected = []\n"
     _stage(trusted, {"pyproject.toml": edit})
     assert ("scope-escape", "pyproject.toml") in _codes(gate.check_staged(trusted.path, {}))
+
+
+# --- issue 11: a snapshot update is everyday work, for anyone -----------------------------
+
+def _manifest_for(files: dict[str, str]) -> str:
+    from agentgate.gate import manifest
+
+    entries = {path: manifest.digest(text.encode()) for path, text in files.items()}
+    return manifest.render(entries).decode()
+
+
+@pytest.fixture
+def snapshots(trusted: GitRepo) -> GitRepo:
+    files = {"tests/fixtures/a.json": "1\n", "tests/fixtures/b.json": "2\n"}
+    trusted.files({**files, ".agentgate/fixtures.sha256": _manifest_for(files),
+                   "tests/test_snap.py": "def test_snap():\n    pass\n"})
+    trusted.commit("snapshots")
+    return trusted
+
+
+def test_an_agents_snapshot_update_is_allowed(snapshots: GitRepo) -> None:
+    new = {"tests/fixtures/a.json": "10\n", "tests/fixtures/b.json": "2\n"}
+    _stage(snapshots, {"tests/fixtures/a.json": "10\n",
+                       ".agentgate/fixtures.sha256": _manifest_for(new),
+                       "tests/test_snap.py": "def test_snap():\n    assert 1\n"})
+    result = gate.check_staged(snapshots.path, {"CLAUDECODE": "1"})
+    assert [r.code for r in result.reasons] == []
+
+
+def test_a_manifest_entry_for_a_fixture_the_commit_does_not_change_is_blocked(
+    snapshots: GitRepo,
+) -> None:
+    # Attack: re-blessing another fixture's digest in the same "snapshot update".
+    blessed = {"tests/fixtures/a.json": "10\n", "tests/fixtures/b.json": "tampered\n"}
+    _stage(snapshots, {"tests/fixtures/a.json": "10\n",
+                       ".agentgate/fixtures.sha256": _manifest_for(blessed)})
+    codes = [r.code for r in gate.check_staged(snapshots.path, {"CLAUDECODE": "1"}).reasons]
+    assert "trust-agent" in codes and "trust-mixed" in codes
+
+
+def test_a_snapshot_update_with_code_is_blocked(snapshots: GitRepo) -> None:
+    new = {"tests/fixtures/a.json": "10\n", "tests/fixtures/b.json": "2\n"}
+    _stage(snapshots, {"tests/fixtures/a.json": "10\n", "app/pricing/tax.py": "RATE = 1\n",
+                       ".agentgate/fixtures.sha256": _manifest_for(new)})
+    codes = [r.code for r in gate.check_staged(snapshots.path, {"CLAUDECODE": "1"}).reasons]
+    assert "trust-mixed" in codes
