@@ -86,6 +86,8 @@ def test_promoted_plan_with_a_failing_full_suite_exits_one(chain: GitRepo) -> No
     data = check_json(chain)
     assert (data["verdict_plan"], data["exit_code"]) == ("promote", 1)
     assert data["results"]["failed"] == 2
+    failed = next(r for r in data["reasons"] if r["code"] == "tests-failed")
+    assert failed["detail"].startswith("2 test(s) failed in the full suite: ")
 
 
 def test_blocked_range_runs_no_tests(chain: GitRepo) -> None:
