@@ -225,3 +225,14 @@ def test_default_install_is_this_checkout_never_the_pypi_name() -> None:
     assert '"${AG_INSTALL:-$AG_ACTION_PATH}"' in install["run"]
     assert install["env"]["AG_ACTION_PATH"] == "${{ github.action_path }}"
     assert action["inputs"]["install"]["default"] == ""
+
+
+def test_a_base_that_cannot_be_fetched_is_agentgates_exit_64(tmp_path: Path) -> None:
+    """The range step does not stop on a failed fetch: agentgate names the missing base."""
+    remote = open_pull_request(make_remote(tmp_path), {"app/util.py": UTIL["app/util.py"]})
+    clone = checkout(remote, tmp_path / "clone", depth=1)
+    done = run_action(clone, tmp_path, pull_request_event(remote), base="origin/no-such-branch")
+    assert done.code == 64, done.stdout + done.stderr
+    assert "agentgate: could not fetch origin/no-such-branch" in done.stderr
+    assert "base revision 'origin/no-such-branch' is not in this shallow clone" in done.stderr
+    assert (done.outputs["verdict"], done.outputs["base"]) == ("error", "origin/no-such-branch")
