@@ -49,8 +49,9 @@ class Annotations:
 
 
 def rank(data: Mapping[str, Any], limit: int = LIMIT) -> Annotations:
-    """The result's reasons and notes, ranked and capped at ``limit`` per level."""
-    ranked = [*_ranked_reasons(data.get("reasons") or []), _headline(data),
+    """The headline, the result's reasons and its notes, ranked and capped at ``limit`` per
+    level: the headline is the first notice, so it is never the one dropped."""
+    ranked = [_headline(data), *_ranked_reasons(data.get("reasons") or []),
               *(_note(n) for n in data.get("notes") or [])]
     return cap(ranked, min(limit, LIMIT))
 
@@ -62,7 +63,12 @@ def cap(ranked: Iterable[Annotation], limit: int) -> Annotations:
     for item in ranked:
         seen[item.level] += 1
         (shown if seen[item.level] <= limit else rest).append(item)
-    return Annotations(tuple(shown), tuple(rest), limit)
+    return Annotations(_by_level(shown), _by_level(rest), limit)
+
+
+def _by_level(items: list[Annotation]) -> tuple[Annotation, ...]:
+    """Errors first, then warnings, then notices, each in rank order (sorted is stable)."""
+    return tuple(sorted(items, key=lambda a: LEVELS.index(a.level)))
 
 
 def _ranked_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[Annotation]:

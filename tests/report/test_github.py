@@ -167,3 +167,12 @@ def test_a_missing_result_after_a_failure_is_that_failure(tmp_path: Path, capsys
     assert publishing.publish(tmp_path / "absent.json", 64, 10, env=env) == 64
     assert capsys.readouterr().out.startswith("::error title=agentgate%3A no result::")
     assert "no result (exit 64)" in (tmp_path / "summary").read_text(encoding="utf-8")
+
+
+def test_the_headline_is_never_the_notice_dropped() -> None:
+    dynamic = [Reason("dynamic-import", Verdict.SCOPED, "computed import", path=f"m{i}.py")
+               for i in range(12)]
+    found = github.rank(result_json(*dynamic))
+    notices = [a for a in found.shown if a.level == "notice"]
+    assert notices[0].message == "agentgate check: scoped (exit 0)"
+    assert [a.file for a in notices[1:]] == [f"m{i}.py" for i in range(9)]
