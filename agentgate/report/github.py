@@ -9,7 +9,9 @@ show as an annotation.
 GitHub shows at most 10 annotations of each type (error, warning, notice) per step and drops
 the rest silently, so they are ranked: every rule that fired gets its first annotation before
 any rule gets a second, and within that the most severe verdict first (blocked, scope-escape,
-failed, promote, scoped). What does not fit is listed in the summary.
+failed, promote, scoped). Errors are the blocked, scope-escape and failed reasons, warnings
+the promotions, notices the headline (first, so never the one dropped), the scoped reasons and
+the notes. What does not fit is listed in the summary.
 """
 
 from __future__ import annotations
