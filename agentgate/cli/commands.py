@@ -38,10 +38,10 @@ def build_app() -> typer.Typer:
         """agentgate: verdicts are exit codes (0 scoped, 1 failed, 2 promote, 3 scope
         escape, 4 blocked, 64 usage or configuration error)."""
 
-    from agentgate.cli import attribute, build, ledger, plan, trust, witness
+    from agentgate.cli import attribute, build, ci, ledger, plan, trust, witness
 
     impls = {}
-    for area in (trust, plan, ledger, attribute, witness):
+    for area in (trust, plan, ledger, attribute, witness, ci):
         impls.update(area.COMMANDS)
     build.add_commands(app, impls)
     return app

@@ -83,6 +83,7 @@ GROUPS = (
     Group("ledger", "The freeze ledger.", no_args_is_help=True),
     Group("witness", "Skip witnesses: what each test depended on, recorded from a full run.",
           no_args_is_help=True),
+    Group("ci", "Publish a check's result to a CI system.", no_args_is_help=True),
 )
 
 PLAN = Command(("plan",), "Which tests the range must run, and why; exit code is the verdict.", (
@@ -226,7 +227,18 @@ WITNESS = (
     )),
 )
 
-COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS)
+# What action.yml runs after 'check --format json' (agentgate/flows/github.py).
+CI_GITHUB = Command(("ci", "github"), "Publish a saved 'check --format json' result to GitHub "
+                    "Actions: annotations, step outputs, step summary; exits with its code.", (
+    Param(name="result", flags=("--result",), kind=Path, required=True,
+          help="The file 'agentgate check --format json' wrote."),
+    Param(name="exit_code", flags=("--exit-code",), kind=int,
+          help="The check's exit code (default: the result's)."),
+    Param(name="annotations", flags=("--annotations",), kind=int, default=10, minimum=0,
+          help="Most annotations of each type (GitHub shows at most 10 per step)."),
+))
+
+COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS, CI_GITHUB)
 
 
 def lookup(args: Sequence[str]) -> tuple[Command, list[str]] | None:

@@ -162,7 +162,8 @@ def _value(param: spec.Param) -> st.SearchStrategy[str]:
     if param.choices:
         return st.sampled_from(param.choices)
     if param.kind is int:
-        return st.integers(min_value=param.minimum or -3, max_value=99).map(str)
+        low = -3 if param.minimum is None else param.minimum  # a minimum of 0 is a minimum
+        return st.integers(min_value=low, max_value=99).map(str)
     if param.kind is float:
         return st.sampled_from(["1", "2.5", "-0.5"])
     word = st.text("abc./_:", min_size=1, max_size=6)
