@@ -284,17 +284,22 @@ def commit_changes(root: Path, commit: Commit) -> list[Change]:
 
 def read_at(root: Path, rev: str, path: str) -> bytes | None:
     """A file's bytes at ``rev`` (``:`` for the index), or None when it does not exist there."""
-    spec = f":{path}" if rev == ":" else f"{rev}:{path}"
+    spec = _object_name(rev, path)
     proc = subprocess.run(
         ["git", "-C", os.fspath(root), "cat-file", "blob", spec], capture_output=True
     )
     return proc.stdout if proc.returncode == 0 else None
 
 
+def _object_name(rev: str, path: str) -> str:
+    """git's name of ``path`` at ``rev``; ``:`` is the index (``:path``)."""
+    return f":{path}" if rev == ":" else f"{rev}:{path}"
+
+
 def read_many_at(root: Path, rev: str, paths: list[str]) -> dict[str, str | None]:
     """Several small files' texts at ``rev`` with one ``git cat-file --batch`` (config files:
     their names hold no newline, which the batch protocol could not carry)."""
-    names = {f"{rev}:{p}": p for p in paths if "\n" not in p}
+    names = {_object_name(rev, p): p for p in paths if "\n" not in p}
     found = cat_blobs(root, list(names))
     texts: dict[str, str | None] = {p: None for p in paths}
     for name, path in names.items():
