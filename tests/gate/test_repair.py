@@ -99,7 +99,7 @@ def test_an_agent_named_only_by_its_trailer_cannot_repair(
     message.write_text("fix the config\n")
     assert hooks.commit_msg(message, Format.TEXT) == 0
     message.write_text(f"fix the config\n\n{CLAUDE}\n")
-    with pytest.raises(ConfigError, match="an agent's commit cannot repair it .trailer"):
+    with pytest.raises(ConfigError, match=r"an agent's commit cannot repair it \(trailer"):
         hooks.commit_msg(message, Format.TEXT)
 
 
@@ -107,8 +107,8 @@ def test_a_repair_mixing_code_is_refused(app_repo: GitRepo, broken: str) -> None
     app_repo.write("pyproject.toml", FIXED)
     app_repo.write("app/pricing/tax.py", "RATE = 0.3\n")
     app_repo.add()
-    with pytest.raises(ConfigError, match="it also changes app/pricing/tax.py, which is not a "
-                       "trust file"):
+    with pytest.raises(ConfigError, match=r"it also changes app/pricing/tax\.py, which is "
+                       "not a trust file"):
         gate.check_staged(app_repo.path, {})
 
 
@@ -118,7 +118,7 @@ def test_a_repair_cannot_declare_its_own_code_a_trust_file(
     app_repo.write("pyproject.toml", FIXED + 'trust_paths = ["app"]\n')
     app_repo.write("app/pricing/tax.py", "RATE = 0.3\n")
     app_repo.add()
-    with pytest.raises(ConfigError, match="it also changes app/pricing/tax.py"):
+    with pytest.raises(ConfigError, match=r"it also changes app/pricing/tax\.py"):
         gate.check_staged(app_repo.path, {})
 
 
