@@ -13,6 +13,15 @@ from agentgate.core.model import Verdict
 from agentgate.flows import hooks
 from agentgate.gate import checks as gate
 from agentgate.report.render import Format
+from tests.support.e2e_project import (
+    commit,
+    copy_hooks,
+    hooked_project,
+    plain_hook_env,
+    push,
+    remote_sha,
+    set_up_remote,
+)
 from tests.support.git_repo import GitRepo, run_agentgate
 
 TYPO = '[tool.agentgate]\nscop_file = ".agentgate/scope"\n'
@@ -185,3 +194,27 @@ def test_an_invalid_base_config_with_no_repair_is_64(app_repo: GitRepo, broken: 
     head = app_repo.commit("narrow the scope")
     with pytest.raises(ConfigError, match="; no commit repairs it: a human repairs it"):
         gate.check_range(app_repo.path, broken, head)
+
+
+# --- through git's own hooks ----------------------------------------------------------------
+
+
+def test_through_the_real_hooks_the_repair_commits_and_pushes(tmp_path: Path) -> None:
+    """git runs the plain hooks: before, the fixing commit was refused at every stage."""
+    project = hooked_project(tmp_path / "shop", copy_hooks(tmp_path))
+    env = plain_hook_env()
+    remote = set_up_remote(project, env)
+    text = (project.path / "pyproject.toml").read_text()
+    project.write("pyproject.toml", text + TYPO)
+    broken = project.commit("a typo, past the hooks")
+    project.git("push", "-q", "--no-verify", "origin", "main", env=env)
+    project.write("pyproject.toml", text + FIXED)
+    project.add()
+    refused = commit(project, env, "fix the config", CLAUDECODE="1")
+    assert refused.code != 0 and refused.hooks.get("pre-commit") == [64], refused.out
+    done = commit(project, env, "fix the config")
+    assert done.code == 0 and project.sha() != broken, done.out
+    assert done.hooks == {"pre-commit": [0], "prepare-commit-msg": [0], "commit-msg": [0]}
+    pushed = push(project, env, "-q", "origin", "main")
+    assert pushed.code == 0 and pushed.hooks == {"pre-push": [0]}, pushed.out
+    assert remote_sha(remote, "main") == project.sha()
