@@ -7,6 +7,7 @@ for a range, so a patch can never widen its own scope or relax its own configura
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from collections.abc import Mapping
@@ -73,11 +74,10 @@ def staged_agent(root: Path, env: Mapping[str, str],
                  trailers: tuple[tuple[str, str], ...] = ()) -> AgentOf:
     """The agent the commit being made is by, by the hook's environment, the identities
     it will carry and (once the message is known) its trailers, under given patterns."""
-    idents: list[list[str]] = []  # read once, on first use: two git processes
+    idents = functools.cache(lambda: gitio.current_identity(root))  # two gits, on first use
 
     def agent_of(patterns: AgentPatterns) -> str | None:
-        idents[:] = idents or [gitio.current_identity(root)]
-        return (agents.from_env(env, patterns) or agents.from_identities(idents[0], patterns)
+        return (agents.from_env(env, patterns) or agents.from_identities(idents(), patterns)
                 or agents.from_trailers(trailers, patterns))
 
     return agent_of
