@@ -8,6 +8,7 @@ goes to the typer app, so its messages and exit 64 are the same for every comman
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
@@ -23,38 +24,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or bool(os.environ.get(_DEBUG_ENV))
     args = [a for a in args if a != "--debug"]
+    json_errors = _wants_json(args)
     # SIGTERM (a CI cancel) unwinds like Ctrl-C: worktrees, scratch and test processes are
     # cleaned up on the way out, and the exit is the same 130.
     with sigterm_as_interrupt():
-        return guarded(lambda: _dispatch(args), debug=debug)
+        return guarded(lambda: _dispatch(args, json_errors), debug=debug, json_errors=json_errors)
 
 
-def guarded(func: Callable[[], int], *, debug: bool) -> int:
-    """Run ``func``; expected errors print one line, Ctrl-C is 130, crashes are short."""
+def guarded(func: Callable[[], int], *, debug: bool, json_errors: bool = False) -> int:
+    """Run ``func``; expected errors print one line, Ctrl-C is 130, crashes are short. With
+    ``json_errors`` (``--format json`` asked for) stdout gets the error as a JSON object too."""
+    def fail(line: str, code: int) -> int:
+        return _fail(line, code, json_errors)
+
     try:
         return func()
     except errors.AgentgateError as exc:
-        _say(f"agentgate: {exc.message}")
-        return exc.exit_code
+        return fail(exc.message, exc.exit_code)
     except KeyboardInterrupt:
-        _say("agentgate: interrupted")
-        return errors.EXIT_INTERRUPTED
+        return fail("interrupted", errors.EXIT_INTERRUPTED)
     except OSError as exc:
         # The machine said no (a folder where a file should be, a full disk): bad input.
         where = f": {exc.filename}" if exc.filename else ""
-        _say(f"agentgate: {exc.strerror or exc}{where}; fix the path or permissions and retry")
         if debug:
             traceback.print_exc()
-        return errors.EXIT_USAGE
+        return fail(f"{exc.strerror or exc}{where}; fix the path or permissions and retry",
+                    errors.EXIT_USAGE)
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        else:
-            _say(
-                f"agentgate: internal error: {type(exc).__name__}: {exc} "
-                "(re-run with --debug for the traceback, and please report it)"
-            )
-        return errors.EXIT_INTERNAL
+        return fail(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for "
+                    "the traceback, and please report it)", errors.EXIT_INTERNAL)
+
+
+def _fail(message: str, code: int, json_errors: bool) -> int:
+    _say(f"agentgate: {message}")
+    if json_errors:
+        # A consumer of --format json reads stdout: it gets an object there even for a usage
+        # error (issue 13), with the exit code that is agentgate's interface.
+        sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
+        sys.stdout.flush()
+    return code
+
+
+def _wants_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for ``--format json`` (click's spellings of it)."""
+    pairs = zip(args, [*args[1:], ""], strict=True)
+    return any(a in ("--format=json", "-fjson") or (a in ("--format", "-f") and b == "json")
+               for a, b in pairs)
 
 
 def _say(line: str) -> None:
@@ -62,7 +79,7 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], json_errors: bool = False) -> int:
     # The spec and its parser are stdlib only; typer is imported only when it is needed.
     from agentgate.cli import fast, parse, spec
 
@@ -72,10 +89,10 @@ def _dispatch(args: list[str]) -> int:
         values = parse.parse(found[0], found[1])
         if values is not None:
             return impl(**values)
-    return _run_typer(args)
+    return _run_typer(args, json_errors)
 
 
-def _run_typer(args: list[str]) -> int:
+def _run_typer(args: list[str], json_errors: bool = False) -> int:
     import typer
 
     from agentgate.cli.commands import build_app
@@ -88,17 +105,16 @@ def _run_typer(args: list[str]) -> int:
     try:
         code = app(args=args, prog_name="agentgate", standalone_mode=False)
     except typer.Abort:
-        _say("agentgate: interrupted")
-        return errors.EXIT_INTERRUPTED
+        return _fail("interrupted", errors.EXIT_INTERRUPTED, json_errors)
     except usage_error as exc:
         # click's usage errors exit 2, which here means "promote": map them to 64. A group
         # called with no subcommand has printed its help already and says nothing more.
-        if _message(exc).strip():
-            _say(f"agentgate: {_message(exc)} (see: {_help_hint(exc)})")
-        return errors.EXIT_USAGE
+        if not _message(exc).strip():
+            return errors.EXIT_USAGE
+        return _fail(f"{_message(exc)} (see: {_help_hint(exc, args)})", errors.EXIT_USAGE,
+                     json_errors)
     except click_exception as exc:
-        _say(f"agentgate: {_message(exc)}")
-        return errors.EXIT_USAGE
+        return _fail(_message(exc), errors.EXIT_USAGE, json_errors)
     if code == errors.EXIT_INTERRUPTED:
         _say("agentgate: interrupted")  # typer turns Ctrl-C into a silent exit 130
     return code if isinstance(code, int) else 0
@@ -112,10 +128,18 @@ def _base_named(cls: type, name: str) -> type[Exception]:
 
 def _message(exc: Exception) -> str:
     format_message = getattr(exc, "format_message", None)
-    return str(format_message()) if callable(format_message) else str(exc)
+    text = str(format_message()) if callable(format_message) else str(exc)
+    # typer >= 0.29 checks values with pydantic, whose "Value error, " prefix says nothing
+    # (issue 13: "--format yaml" answered "Value error, 'yaml' is not one of ...").
+    return text.replace("Value error, ", "")
 
 
-def _help_hint(exc: Exception) -> str:
+def _help_hint(exc: Exception, args: Sequence[str]) -> str:
+    """The help of the command the error is in; click gives an option's error (a missing
+    value) the root's context, so the spec says which command the line names."""
+    from agentgate.cli import spec
+
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", "agentgate") or "agentgate"
-    return f"{path} --help"
+    found = spec.lookup(args) if path == "agentgate" else None
+    return f"agentgate {' '.join(found[0].path)} --help" if found else f"{path} --help"

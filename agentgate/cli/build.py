@@ -16,12 +16,17 @@ import typer
 from agentgate.cli.spec import COMMANDS, GROUPS, Command, Param
 
 Impl = Callable[..., int]
+# click's own help layout, not rich's panels (issue 13): rich squeezed the help column of
+# ``attribute`` to a few words a line and printed ``<bool>`` beside ``--help``. The listing
+# of commands gets each command's whole help line (``short_help``), not click's first 45
+# characters and "...".
+PLAIN_HELP = None
 
 
 def add_commands(app: typer.Typer, impls: Mapping[tuple[str, ...], Impl]) -> None:
     """Every spec'd command onto ``app``, each calling ``impls[path]``; groups first."""
-    groups = {g.name: typer.Typer(help=g.help, no_args_is_help=g.no_args_is_help)
-              for g in GROUPS}
+    groups = {g.name: typer.Typer(help=g.help, short_help=g.help, rich_markup_mode=PLAIN_HELP,
+                                  no_args_is_help=g.no_args_is_help) for g in GROUPS}
     for name, group in groups.items():
         app.add_typer(group, name=name)
     missing = {c.path for c in COMMANDS} - impls.keys()
@@ -29,7 +34,8 @@ def add_commands(app: typer.Typer, impls: Mapping[tuple[str, ...], Impl]) -> Non
         raise TypeError(f"no implementation for {sorted(missing)}")
     for command in COMMANDS:
         parent = groups[command.path[0]] if len(command.path) > 1 else app
-        parent.command(command.path[-1], help=command.help)(_wrapper(command, impls[command.path]))
+        parent.command(command.path[-1], help=command.help, short_help=command.help)(
+            _wrapper(command, impls[command.path]))
 
 
 def _wrapper(command: Command, impl: Impl) -> Callable[..., int]:
@@ -68,7 +74,7 @@ def _typer_default(param: Param) -> Any:
     flags = list(param.flags)
     if param.off_flags:
         flags = [f"{flags[0]}/{param.off_flags[0]}", *flags[1:]]
-    # A flag takes no value: no "<bool>" in the help's type column.
-    metavar = "" if param.kind is bool else param.metavar
-    return typer.Option(default, *flags, help=param.help, metavar=metavar,
-                        hidden=param.hidden, min=param.minimum)
+    # A flag takes no value: no "<bool>" in the help's type column, and it is off unless given.
+    flag = param.kind is bool
+    return typer.Option(default, *flags, help=param.help, metavar="" if flag else param.metavar,
+                        hidden=param.hidden, min=param.minimum, show_default=not flag)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from agentgate import __version__
+from agentgate.cli import build
 
 
 def _version(value: bool) -> None:
@@ -22,6 +23,7 @@ def build_app() -> typer.Typer:
         help="Decide how much checking a patch gets, from the repository itself.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        rich_markup_mode=build.PLAIN_HELP,
         add_completion=False,
     )
 
@@ -38,7 +40,7 @@ def build_app() -> typer.Typer:
         """agentgate: verdicts are exit codes (0 scoped, 1 failed, 2 promote, 3 scope
         escape, 4 blocked, 64 usage or configuration error)."""
 
-    from agentgate.cli import attribute, build, ci, ledger, plan, trust, witness
+    from agentgate.cli import attribute, ci, ledger, plan, trust, witness
 
     impls = {}
     for area in (trust, plan, ledger, attribute, witness, ci):

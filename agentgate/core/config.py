@@ -7,8 +7,9 @@ does for its contracts; nothing here raises a traceback on bad input.
 from __future__ import annotations
 
 import configparser
+import difflib
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,7 @@ def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None =
 
 def _validate(section: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     values: dict[str, Any] = {}
-    problems = [f"unknown key {k!r}" for k in sorted(section) if k not in KNOWN_KEYS]
+    problems = [unknown_key(k, KNOWN_KEYS) for k in sorted(section) if k not in KNOWN_KEYS]
     for key, value in section.items():
         if key not in KNOWN_KEYS:
             continue
@@ -167,6 +168,13 @@ def _validate(section: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         else:
             values[key] = converted
     return values, problems
+
+
+def unknown_key(key: str, known: Iterable[str]) -> str:
+    """``unknown key 'x'``, with the closest known key when one is close (issue 13: a typo
+    in a committed config gave no way out)."""
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def _convert(key: str, value: Any) -> tuple[Any, str | None]:
@@ -226,7 +234,7 @@ def _convert_agents(value: Any) -> tuple[Any, str | None]:
         return None, "'agents' must be a table (env, identities, trailers, defaults)"
     unknown = sorted(k for k in value if k not in _AGENT_KEYS)
     if unknown:
-        return None, f"unknown key {unknown[0]!r} in 'agents'"
+        return None, unknown_key(unknown[0], _AGENT_KEYS) + " in 'agents'"
     use_defaults = value.get("defaults", True)
     if not isinstance(use_defaults, bool):
         return None, "'agents.defaults' must be true or false"

@@ -18,7 +18,7 @@ from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles
 from agentgate.gate import agents, trust
-from agentgate.gate.checks import RangeCheck, rules_at
+from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.plan import harness
 from agentgate.run import inventory, oracle, suppress
@@ -52,7 +52,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
                  ) -> OracleInput | None:
     config, mb, changes = checked.config, checked.merge_base, checked.changes
     base_paths = gitio.ls_tree(root, mb)
-    tests = TestFiles(config, rules_at(root, mb)[1])
+    tests = TestFiles(config, checked.python_files)
     files = inventory.touched_tests(changes, tests, base_paths)
     changed_harness = harness.harness_changes(changes, config, _texts(root, changes))
     if not files and not changed_harness:

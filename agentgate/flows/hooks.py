@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.core.model import Reason, Result, worst
-from agentgate.gate import agents
+from agentgate.gate import agents, rules
 from agentgate.gate import checks as gate
 from agentgate.git import gitio
 from agentgate.report.render import Format, emit
@@ -68,11 +68,15 @@ def _trailer_check(
     root: Path, head: str | None, message_file: Path
 ) -> tuple[str | None, list[Reason]]:
     """The agent the message's trailers name, and what the staged trust change owes it."""
-    config = gate.config_at(root, head)
-    agent = agents.from_trailers(gitio.message_trailers(root, message_file), config.agents)
+    trailers = gitio.message_trailers(root, message_file)
+    changes = gitio.staged_changes(root, head)
+    # The rules as pre-commit reads them; a repair of an invalid config must be a human's by
+    # the trailers too (gate/rules.py).
+    config, _repair = rules.staged_rules(
+        root, head, changes, gate.staged_agent(root, os.environ, trailers))
+    agent = agents.from_trailers(trailers, config.agents)
     if not agent:
         return None, []
-    changes = gitio.staged_changes(root, head)
     return agent, gate.staged_trust(root, config, changes, head=head, agent=agent)
 
 

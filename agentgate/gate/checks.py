@@ -7,18 +7,20 @@ for a range, so a patch can never widen its own scope or relax its own configura
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgate.core import config as config_mod
-from agentgate.core.config import Config
+from agentgate.core.config import AgentPatterns, Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
 from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, under
 from agentgate.gate import agents, manifest, trust
+from agentgate.gate.rules import AgentOf, range_rules, rules_at, staged_rules
+from agentgate.gate.rules import config_at as config_at  # where the callers read the rules
 from agentgate.gate.scope import Scope, from_bytes
 from agentgate.git import gitio
 
@@ -33,25 +35,7 @@ class RangeCheck:
     commits: list[Commit]
     reasons: list[Reason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def config_at(root: Path, rev: str | None) -> Config:
-    """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
-    return rules_at(root, rev)[0]
-
-
-def rules_at(root: Path, rev: str | None) -> tuple[Config, tuple[str, ...]]:
-    """The configuration in force at ``rev`` and pytest's ``python_files`` there, which the
-    test-file rule needs: both from the same texts, so knowing the second costs no git."""
-    if rev is None:
-        return config_mod.load(root, "", read=lambda _name: None), DEFAULT_PYTHON_FILES
-    # Every file the config may read, fetched in one git process rather than one each.
-    texts = gitio.read_many_at(root, rev, list(config_mod.PYTEST_CONFIG_FILES))
-
-    def read(name: str) -> str | None:
-        return texts[name] if name in texts else gitio.read_text_at(root, rev, name)
-
-    return config_mod.load(root, read=read), config_mod.pytest_python_files(texts)
+    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES  # pytest's, with the config's rules
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
@@ -68,12 +52,12 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
     """Trust boundary, scope and manifest for the change being committed. No tests run."""
     env = os.environ if env is None else env
     head = gitio.head_sha(root)
-    config = config_at(root, head)
     changes = gitio.staged_changes(root, head)
+    agent_of = staged_agent(root, env)
+    config, repair = staged_rules(root, head, changes, agent_of)
     result = Result(command="hook pre-commit", head=head, changed=changes)
-    agent = agents.from_env(env, config.agents) or agents.from_identities(
-        gitio.current_identity(root), config.agents
-    )
+    result.notes += [repair] if repair else []
+    agent = agent_of(config.agents)
     result.reasons += staged_trust(root, config, changes, head=head, agent=agent)
     exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, head, p) if head
                          else None, new=lambda p: gitio.read_text_at(root, ":", p))
@@ -84,6 +68,19 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
     if agent:
         result.notes.append(f"agent commit: {agent}")
     return result
+
+
+def staged_agent(root: Path, env: Mapping[str, str],
+                 trailers: tuple[tuple[str, str], ...] = ()) -> AgentOf:
+    """The agent the commit being made is by, by the hook's environment, the identities
+    it will carry and (once the message is known) its trailers, under given patterns."""
+    idents = functools.cache(lambda: gitio.current_identity(root))  # two gits, on first use
+
+    def agent_of(patterns: AgentPatterns) -> str | None:
+        return (agents.from_env(env, patterns) or agents.from_identities(idents(), patterns)
+                or agents.from_trailers(trailers, patterns))
+
+    return agent_of
 
 
 def staged_trust(
@@ -213,21 +210,23 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         )
     if base is None:
         base_sha = mb = gitio.empty_tree(root)
-        (config, patterns), scope_rev = rules_at(root, None), None
+        (config, patterns), scope_rev, repair = rules_at(root, None), None, None
         changes = gitio.diff_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, None, head_sha)
     else:
         base_sha = gitio.resolve(root, base, what="base revision")
         mb = scope_rev = gitio.merge_base(root, base_sha, head_sha)
-        (config, patterns), changes = rules_at(root, mb), gitio.range_changes(root, mb, head_sha)
+        changes = gitio.range_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, mb, head_sha)
-    notes: list[str] = []
+        (config, patterns), repair = range_rules(root, mb, commits)
+    notes = [repair] if repair else []
     reasons = [r for c in commits for r in commit_trust(root, config, c)]
     exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, mb, p),
                          new=lambda p: gitio.read_text_at(root, head_sha, p))
     reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes, exempt)
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
-    return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
+    return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes,
+                      python_files=patterns)
 
 
 def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:

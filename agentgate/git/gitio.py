@@ -71,10 +71,29 @@ def run(
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH; install git and retry") from None
     if check and proc.returncode != 0:
-        said = os.fsdecode(proc.stderr).strip().splitlines()
-        last = said[-1] if said else f"exit {proc.returncode}"
-        raise GitError(f"git {' '.join(args[:3])} failed: {last}")
+        said = os.fsdecode(proc.stderr)
+        raise GitError(_refused(said) or f"git {' '.join(args[:3])} failed: "
+                       f"{_last_line(said) or f'exit {proc.returncode}'}")
     return proc.stdout
+
+
+_DUBIOUS = re.compile(r"dubious ownership in repository at '([^']*)'")
+
+
+def _refused(said: str) -> str | None:
+    """git's refusal of a repository someone else owns (git >= 2.35.2, CVE-2022-24765) and
+    its way out; git's own last line is only the command, which read alone misleads."""
+    found = _DUBIOUS.search(said)
+    if found is None:
+        return None
+    return (f"git refuses the repository at {found[1]}: detected dubious ownership (another "
+            "user owns it); if you trust it, run: git config --global --add safe.directory "
+            f"{found[1]}")
+
+
+def _last_line(said: str) -> str:
+    lines = said.strip().splitlines()
+    return lines[-1].strip() if lines else ""
 
 
 def ok(root: Path | str, *args: str) -> bool:
@@ -98,7 +117,11 @@ def repo_root(cwd: Path | str = ".") -> Path:
         ["git", "-C", os.fspath(cwd), "rev-parse", "--show-toplevel"], capture_output=True
     )
     if proc.returncode != 0:
-        raise GitError(f"{os.fspath(cwd)} is not inside a git work tree; run agentgate in a repo")
+        said = os.fsdecode(proc.stderr)
+        if _refused(said) is None and "not a git repository" not in said and said.strip():
+            raise GitError(f"{os.fspath(cwd)}: {_last_line(said).removeprefix('fatal: ')}")
+        raise GitError(_refused(said) or f"{os.path.abspath(cwd)} is not inside a git work "
+                       "tree; run agentgate in a repo")
     return Path(_line(proc.stdout))
 
 
@@ -151,6 +174,9 @@ def resolve(root: Path, rev: str, *, what: str = "revision", peel: str = "commit
             f"{what} {rev!r} is not in this shallow clone; fetch full history "
             "(git fetch --unshallow, or actions/checkout with fetch-depth: 0) and retry"
         )
+    kind = _line(run(root, "cat-file", "-t", rev, check=False))
+    if kind:  # an object git has, of another kind (issue 13: a blob id "did not exist")
+        raise GitError(f"{what} {rev!r} is a {kind}, not a {peel}; name a commit, branch or tag")
     raise GitError(
         f"{what} {rev!r} does not exist here; fetch it (git fetch origin) or fix the name"
     )
@@ -284,17 +310,22 @@ def commit_changes(root: Path, commit: Commit) -> list[Change]:
 
 def read_at(root: Path, rev: str, path: str) -> bytes | None:
     """A file's bytes at ``rev`` (``:`` for the index), or None when it does not exist there."""
-    spec = f":{path}" if rev == ":" else f"{rev}:{path}"
+    spec = _object_name(rev, path)
     proc = subprocess.run(
         ["git", "-C", os.fspath(root), "cat-file", "blob", spec], capture_output=True
     )
     return proc.stdout if proc.returncode == 0 else None
 
 
+def _object_name(rev: str, path: str) -> str:
+    """git's name of ``path`` at ``rev``; ``:`` is the index (``:path``)."""
+    return f":{path}" if rev == ":" else f"{rev}:{path}"
+
+
 def read_many_at(root: Path, rev: str, paths: list[str]) -> dict[str, str | None]:
     """Several small files' texts at ``rev`` with one ``git cat-file --batch`` (config files:
     their names hold no newline, which the batch protocol could not carry)."""
-    names = {f"{rev}:{p}": p for p in paths if "\n" not in p}
+    names = {_object_name(rev, p): p for p in paths if "\n" not in p}
     found = cat_blobs(root, list(names))
     texts: dict[str, str | None] = {p: None for p in paths}
     for name, path in names.items():

@@ -84,8 +84,20 @@ def test_every_problem_is_reported_in_one_line(tmp_path: Path) -> None:
 
 def test_unknown_agents_key(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.agentgate.agents]\nenvs = ["X"]\n')
-    with pytest.raises(ConfigError, match="unknown key 'envs' in 'agents'"):
+    with pytest.raises(ConfigError, match=r"'envs' \(did you mean 'env'\?\) in 'agents'"):
         config.load(tmp_path)
+
+
+def test_unknown_key_names_the_closest_known_one_on_the_exit_64_line(app_repo: GitRepo) -> None:
+    app_repo.write("pyproject.toml", '[tool.agentgate]\nscop_file = "s"\nmax_freez_days = 3\n'
+                   'zzz = 1\n')
+    proc = run_agentgate("fixtures", "verify", cwd=app_repo.path)
+    assert proc.returncode == 64
+    assert proc.stderr.splitlines() == [
+        "agentgate: pyproject.toml [tool.agentgate]: unknown key 'max_freez_days' (did you mean "
+        "'max_freeze_days'?); unknown key 'scop_file' (did you mean 'scope_file'?); unknown "
+        "key 'zzz'"
+    ]
 
 
 def test_malformed_toml_is_one_line(tmp_path: Path) -> None:

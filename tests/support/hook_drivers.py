@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 
@@ -206,9 +207,23 @@ def _snapshot_env(home: Path) -> dict[str, str]:
 
 
 def _working_files(checkout: Path) -> list[str]:
-    args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-    out = subprocess.run(
-        ["git", "-C", str(checkout), *args], capture_output=True, check=True
-    ).stdout
+    """The files git would commit from the checkout: its index and what its ignore rules let
+    through. An unpacked source archive has no .git (issue 13: 23 errors there): an empty git
+    dir of our own over it lists every file its .gitignore does not exclude."""
+    with tempfile.TemporaryDirectory() as scratch:
+        git = ["git", "-C", str(checkout)]
+        if not _own_work_tree(checkout):
+            subprocess.run(["git", "init", "-q", "--bare", "--template=", scratch], check=True)
+            git += [f"--git-dir={scratch}", f"--work-tree={checkout}"]
+        args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        out = subprocess.run([*git, *args], capture_output=True, check=True).stdout
     names = [os.fsdecode(n) for n in out.split(b"\0") if n]
     return [n for n in dict.fromkeys(names) if os.path.lexists(checkout / n)]
+
+
+def _own_work_tree(checkout: Path) -> bool:
+    """Whether the checkout is the top of a git work tree (not an archive unpacked into some
+    other repository's folder, whose index knows nothing of it)."""
+    proc = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--show-toplevel"],
+                          capture_output=True, text=True)
+    return proc.returncode == 0 and Path(proc.stdout.strip()).resolve() == checkout.resolve()
