@@ -22,7 +22,7 @@ from agentgate.core.errors import GitError
 from agentgate.git import gitio
 from agentgate.graph.cache import COMPACT_AT
 from agentgate.graph.expand import Expansions
-from agentgate.graph.resolve import Roots, name_in, resolve
+from agentgate.graph.resolve import Roots, name_in, resolve, split_folders
 from agentgate.graph.reverse import TYPECODE, Reverse
 from agentgate.graph.scan import scan_sources
 from agentgate.graph.types import Listing
@@ -145,8 +145,10 @@ class Builder:
             self.escalations.pop(path, None)
             self.expand.pop(path, None)
         names_moved = self.modules.keys() != self.old["modules"].keys()
-        again = set(self.expand) if names_moved or self.fresh else set()
-        expansions = Expansions(self.rooted, self.tree.names, self.modules)
+        shared = self._shared(self.expand)
+        moved = names_moved or self.fresh or shared != self._shared(self.old["expand"])
+        again = set(self.expand) if moved else set()
+        expansions = Expansions(self.rooted, self.tree.names, self.modules, shared)
         changed: dict[str, frozenset[str]] = {}
         for path in sorted(again.union(self.stale)):
             name = self.tree.names[path]
@@ -154,12 +156,19 @@ class Builder:
                 continue  # shadowed by a package or an earlier path: Python never runs it
             edges = resolved[path] if path in resolved else self.expand[path][0]
             if path in self.expand:
-                _, probes, stars = self.expand[path]
-                changed[name] = frozenset(edges).union(expansions.of(name, probes, stars))
+                _, probes, stars, folders = self.expand[path]
+                found = expansions.of(path, name, probes, stars, folders)
+                changed[name] = frozenset(edges).union(found)
             else:
                 changed[name] = frozenset(edges)
         gone = self.old["modules"].keys() - self.modules.keys()
         self._patch(changed, gone)
+
+    def _shared(self, expand: Mapping[str, tuple[Any, ...]]) -> frozenset[str]:
+        """Folders tests and conftests put on sys.path: the process's, so every test's (a
+        conftest's insert stays for the tests collected after it)."""
+        return frozenset(f for p, entry in expand.items() if self.rooted.is_test(p)
+                         for f in entry[3])
 
     @property
     def changed(self) -> bool:
@@ -215,8 +224,9 @@ class Builder:
     def _resolve(self, path: str, raw: BlobRecord) -> tuple[str, ...]:
         imports, escalations = raw
         name = self.tree.names[path]
-        test = self.rooted.is_test(path)
-        done = resolve(name, path.endswith("__init__.py"), imports, self.tops, test=test)
+        records, folders = split_folders(path, imports)
+        test = self.rooted.is_test(path) or bool(folders)
+        done = resolve(name, path.endswith("__init__.py"), records, self.tops, test=test)
         problems = tuple(
             ("unresolved-import", f"relative import {_shown(p)} goes above the top-level package")
             for p in done.problems
@@ -225,8 +235,8 @@ class Builder:
             self.escalations[path] = escalations + problems
         else:
             self.escalations.pop(path, None)
-        if done.probes or done.stars:
-            self.expand[path] = (done.edges, done.probes, done.stars)
+        if done.probes or done.stars or folders:
+            self.expand[path] = (done.edges, done.probes, done.stars, folders)
         else:
             self.expand.pop(path, None)
         return done.edges

@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 
 from agentgate.graph.scan_loaders import loader_escalations
+from agentgate.graph.scan_syspath import Assign, syspath_records
 
 Escalations = list[tuple[str, str]]
 
@@ -31,6 +32,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     names = _Bindings()
     calls: list[ast.Call] = []
     refs: list[ast.expr] = []
+    assigns: list[Assign] = []
     plugins: Escalations = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -50,6 +52,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
             refs.append(node)
         elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             _pytest_plugins(node, imports, plugins)
+            assigns.append(node)
         for child in ast.iter_child_nodes(node):
             stack.append(child)
     escalations: Escalations = list(plugins)
@@ -57,6 +60,9 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
         names.constants = _constants(tree)
         _dynamic(calls, refs, names, imports, escalations)
         escalations += loader_escalations(calls)
+        folders, unknown = syspath_records(calls, assigns)
+        imports += folders
+        escalations += unknown
     return imports, escalations
 
 
