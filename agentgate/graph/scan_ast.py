@@ -59,7 +59,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     if dynamic:
         names.constants = _constants(tree)
         _dynamic(calls, refs, names, imports, escalations)
-        escalations += loader_escalations(calls)
+        escalations += loader_escalations(calls, assigns)
         folders, unknown = syspath_records(calls, assigns)
         imports += folders
         escalations += unknown
