@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from agentgate.graph.scan_loaders import loader_escalations
+from agentgate.graph.scan_loaders import loaders
 from agentgate.graph.scan_syspath import Assign, syspath_records
 
 Escalations = list[tuple[str, str]]
@@ -59,10 +59,12 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     if dynamic:
         names.constants = _constants(tree)
         _dynamic(calls, refs, names, imports, escalations)
-        escalations += loader_escalations(calls, assigns)
-        folders, unknown = syspath_records(calls, assigns)
-        imports += folders
+        loaded, unknown = loaders(calls, assigns)
+        imports += loaded
         escalations += unknown
+        folders, computed = syspath_records(calls, assigns)
+        imports += folders
+        escalations += computed
     return imports, escalations
 
 

@@ -7,7 +7,8 @@ a name bound to what one read), ``__builtins__.__import__``, and any of them fet
 ``dynamic-import`` escalation of its file: the file depends on everything it might load,
 and only the tests that reach it run more (the planner keeps that local). Matched by the
 called attribute's name whatever it was bound from -- a project's own ``run_path`` escalates
-too, which costs precision, never safety.
+too, which costs precision, never safety. ``runpy.run_module`` and ``pkgutil.resolve_name``
+called through their module with a literal name are imports of that module instead.
 """
 
 from __future__ import annotations
@@ -29,13 +30,18 @@ _READS = frozenset(("open", "read", "read_text", "read_bytes", "get_data", "get_
 _FETCHED = LOADERS | {"import_module", "__import__"}
 
 
-def loader_escalations(calls: list[ast.Call], assigns: Iterable[Assign] = ()
-                       ) -> list[tuple[str, str]]:
+def loaders(calls: list[ast.Call], assigns: Iterable[Assign] = ()
+            ) -> tuple[list[str], list[tuple[str, str]]]:
+    """Raw import records (``runpy.run_module("app.cli")``, ``pkgutil.resolve_name("a.b:c")``
+    with a literal name load that module) and ``dynamic-import`` escalations."""
+    imports: list[str] = []
     found: list[tuple[str, str]] = []
     read = _read_names(assigns)
     for call in calls:
         name = _called(call.func)
-        if name in LOADERS:
+        if (module := _literal_module(call, name)) is not None:
+            imports.append(module)
+        elif name in LOADERS:
             found.append(("dynamic-import", f"{name}() loads code at line {call.lineno}"))
         elif name in ("exec", "compile") and isinstance(call.func, ast.Name) and _reads(
                 call, read):
@@ -45,7 +51,24 @@ def loader_escalations(calls: list[ast.Call], assigns: Iterable[Assign] = ()
             found.append(("dynamic-import", f"__builtins__ __import__ at line {call.lineno}"))
         elif name == "getattr" and _fetches_a_loader(call):
             found.append(("dynamic-import", f"getattr() of a loader at line {call.lineno}"))
-    return found
+    return imports, found
+
+
+def _literal_module(call: ast.Call, name: str | None) -> str | None:
+    """The module ``runpy.run_module`` / ``pkgutil.resolve_name`` loads, when the call names
+    it with a literal and is called through the module itself (a bare ``run_module`` may be
+    a project's own function: it escalates)."""
+    func = call.func
+    owner = {"run_module": "runpy", "resolve_name": "pkgutil"}.get(name or "")
+    if not (owner and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id == owner and call.args):
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or any(
+            isinstance(a, ast.Starred) for a in call.args):
+        return None
+    module = first.value.partition(":")[0]
+    return module if module and not module.startswith(".") else None
 
 
 def _fetches_a_loader(call: ast.Call) -> bool:

@@ -50,3 +50,11 @@ def test_a_change_the_loader_does_not_reach_still_runs_it(repo: GitRepo) -> None
     # It may load anything; the test of the changed module runs too, the plain one does not.
     data = _plan(repo, LOADERS["run_path"], {"app/core.py": "def one():\n    return 2 - 1\n"})
     assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+
+
+def test_a_literal_run_module_is_an_edge_not_an_escalation(repo: GitRepo) -> None:
+    runner = "import runpy\n\ndef main():\n    runpy.run_module('app.core', run_name='x')\n"
+    data = _plan(repo, runner, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+    assert data["why"]["tests/test_loader.py"] == ["tests/test_loader.py", "app/core.py"]
+    assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"]

@@ -251,7 +251,7 @@ def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tup
          "spec_from_file_location"),
         ("import runpy\nrunpy.run_path('scripts/x.py')\n", "run_path"),
         ("from runpy import run_module\nrun_module('app.x')\n", "run_module"),
-        ("import pkgutil\npkgutil.resolve_name('app.x:f')\n", "resolve_name"),
+        ("import pkgutil\npkgutil.resolve_name(spec)\n", "resolve_name"),
         ("exec(open('conf.py').read())\n", "exec() of a file"),
         ("from pathlib import Path\ncode = compile(Path('x.py').read_text(), 'x', 'exec')\n",
          "compile() of a file"),
@@ -269,6 +269,14 @@ def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tup
 def test_other_loaders_escalate(source: str, fragment: str) -> None:
     [(code, detail)] = scan_sources({"f": source.encode()})["f"].escalations
     assert code == "dynamic-import" and fragment in detail
+
+
+def test_a_literal_run_module_or_resolve_name_is_an_import() -> None:
+    source = ("import runpy, pkgutil\nrunpy.run_module('app.cli', run_name='__main__')\n"
+              "pkgutil.resolve_name('app.hooks:setup')\n")
+    scan = scan_sources({"f": source.encode()})["f"]
+    assert {"app.cli", "app.hooks"} <= set(scan.imports)
+    assert scan.escalations == ()
 
 
 def test_exec_of_a_string_and_re_compile_do_not_escalate() -> None:
