@@ -117,8 +117,9 @@ class Builder:
     """Patches the last build (or an empty graph) into the graph of ``tree``."""
 
     def __init__(self, root: Path, rooted: Roots, tree: Listing, cache: Cache,
-                 old: Mapping[str, Any]) -> None:
+                 old: Mapping[str, Any], pythonpath: tuple[str, ...] = ()) -> None:
         self.root, self.rooted, self.tree, self.cache = root, rooted, tree, cache
+        self.pythonpath = pythonpath  # pytest's ``pythonpath`` folders (graph.build)
         same_roots = old.get("context") == context_of(rooted)
         same_names = same_roots and old["names"] == tree.names
         self.tops = old["tops"] if same_names else frozenset(
@@ -145,8 +146,9 @@ class Builder:
             self.escalations.pop(path, None)
             self.expand.pop(path, None)
         names_moved = self.modules.keys() != self.old["modules"].keys()
-        shared = self._shared(self.expand)
-        moved = names_moved or self.fresh or shared != self._shared(self.old["expand"])
+        shared = self._shared(self.expand).union(self.pythonpath)
+        before = self._shared(self.old["expand"]).union(self.old["pythonpath"])
+        moved = names_moved or self.fresh or shared != before
         again = set(self.expand) if moved else set()
         expansions = Expansions(self.rooted, self.tree.names, self.modules, shared)
         changed: dict[str, frozenset[str]] = {}
@@ -175,7 +177,8 @@ class Builder:
         """Whether the state differs from the last build's (the graph part is written
         whenever the tree does)."""
         return bool(self.fresh or self.stale or self.removed or self.new_blobs
-                    or self.links != self.old["links"])
+                    or self.links != self.old["links"]
+                    or self.pythonpath != self.old["pythonpath"])
 
     def _stale(self) -> tuple[list[str], list[str]]:
         """Paths to resolve again, and paths gone since the cached build."""
@@ -305,6 +308,7 @@ class Builder:
             "expand": self.expand,
             "escalations": self.escalations,
             "links": self.links,
+            "pythonpath": self.pythonpath,
             "stored": _ids(self.store) if self.compact else self._stored(),
         }
 
@@ -337,7 +341,7 @@ class Builder:
 _EMPTY: Mapping[str, Any] = {
     "blobs": {}, "names": {}, "modules": {}, "imports": {}, "nodes": [], "flat": b"",
     "starts": bytes(array(TYPECODE, [0])),
-    "expand": {}, "escalations": {}, "links": {}, "stored": "",
+    "expand": {}, "escalations": {}, "links": {}, "pythonpath": (), "stored": "",
 }
 
 

@@ -74,6 +74,7 @@ STATE_SHAPE: dict[str, type] = {
     # others
     "escalations": dict,  # path -> ((code, detail), ...) from scanning and resolving
     "links": dict,  # symlink path -> (blob, target)
+    "pythonpath": tuple,  # pytest's pythonpath folders the expansions were computed with
     "stored": str,  # "\n"-delimited blob ids the segments hold (as far as this writer knows)
 }
 # blob -> (raw imports, escalations)

@@ -193,3 +193,37 @@ def test_a_warm_build_follows_a_folder_added_by_another_file(repo: GitRepo) -> N
     repo.files({"tests/unit/conftest.py": ""})
     again = graph_build.build(repo.path, config, repo.commit("and takes it out again"))
     assert "lib.helper_mod" not in again.imports["tests.unit.test_uses"]
+    assert "tests.unit.test_uses" not in again.importers_closure(["lib.helper_mod"])
+
+
+PYTHONPATH = {
+    "app/__init__.py": "",
+    "scripts/helper_mod.py": "def value():\n    return 1\n",
+    "tests/test_uses.py": "from helper_mod import value\n\n"
+    "def test_value():\n    assert value() == 1\n",
+    "tests/test_plain.py": PLAIN,
+}
+
+
+def test_pytests_pythonpath_serves_every_tests_imports(repo: GitRepo) -> None:
+    files = {**PYTHONPATH, "pyproject.toml": "[tool.pytest.ini_options]\n"
+             "pythonpath = ['scripts']\n"}
+    data = _plan(repo, files, {"scripts/helper_mod.py": "def value():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_uses.py"]
+    assert data["why"]["tests/test_uses.py"] == ["tests/test_uses.py", "scripts/helper_mod.py"]
+
+
+def test_a_warm_build_follows_a_pythonpath_change(repo: GitRepo) -> None:
+    config = Config(root=repo.path, sources=(".",), tests=("tests",))
+    repo.files(PYTHONPATH)
+    before = graph_build.build(repo.path, config, repo.commit("no pythonpath"))
+    assert "scripts.helper_mod" not in before.imports["tests.test_uses"]
+    repo.files({"pytest.ini": "[pytest]\npythonpath = scripts\n"})
+    after = graph_build.build(repo.path, config, repo.commit("pythonpath = scripts"))
+    assert after.stats is not None and after.stats.cache == "warm"
+    assert "scripts.helper_mod" in after.imports["tests.test_uses"]
+    repo.rm("pytest.ini")
+    again = graph_build.build(repo.path, config, repo.commit("no pythonpath again"))
+    assert "scripts.helper_mod" not in again.imports["tests.test_uses"]
+    # the reversed edges a plan walks agree (the state saved with the middle build)
+    assert "tests.test_uses" not in again.importers_closure(["scripts.helper_mod"])
