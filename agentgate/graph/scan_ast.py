@@ -18,9 +18,11 @@ from agentgate.graph.scan_loaders import loaders
 from agentgate.graph.scan_syspath import Assign, syspath_records
 
 Escalations = list[tuple[str, str]]
+_EXEC_DEPTH = 4  # exec("exec('...')"): code inside code, read this far
 
 
-def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escalations]:
+def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
+              ) -> tuple[list[str], Escalations]:
     """Raw import records (see imports_scan) and escalations of one parsed file; with
     ``dynamic=False`` (a lone import statement) only the statements.
 
@@ -65,7 +67,29 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
         folders, computed = syspath_records(calls, assigns)
         imports += folders
         escalations += computed
+        _executed(calls, depth, imports, escalations)
     return imports, escalations
+
+
+def _executed(calls: list[ast.Call], depth: int, imports: list[str], out: Escalations) -> None:
+    """``exec("import app.x")``: the literal code's imports are the file's (issue 12: an
+    import inside a string is still an import)."""
+    for call in calls:
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("exec", "compile")
+                and call.args and (text := _literal(call.args[0])) is not None):
+            continue
+        try:
+            code = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue  # not Python (``from re import compile``), or it fails when run
+        if depth >= _EXEC_DEPTH:
+            out.append(("too-complex", f"{call.func.id}() nested too deeply at line "
+                        f"{call.lineno}"))
+            continue
+        found, escalated = scan_tree(code, depth=depth + 1)
+        imports += found
+        out += [(c, f"{d} (in the code {call.func.id}() runs at line {call.lineno})")
+                for c, d in escalated]
 
 
 def _constants(tree: ast.AST) -> dict[str, str]:

@@ -271,6 +271,18 @@ def test_other_loaders_escalate(source: str, fragment: str) -> None:
     assert code == "dynamic-import" and fragment in detail
 
 
+def test_the_code_exec_runs_from_a_literal_is_scanned() -> None:
+    # Attack: an import hidden in a string; the plain code and re's compile add nothing.
+    source = ("exec('import app.hidden')\nexec(\"exec('from app import deeper')\")\n"
+              "from re import compile\nR = compile('[a-z]+')\nexec('y = 1')\n")
+    scan = scan_sources({"f": source.encode()})["f"]
+    assert {"app.hidden", "app:deeper"} <= set(scan.imports)
+    assert scan.escalations == ()
+    computed = scan_sources({"f": b"exec('import importlib\\nimportlib.import_module(n)')\n"})
+    [(code, detail)] = computed["f"].escalations
+    assert code == "dynamic-import" and "in the code exec() runs at line 1" in detail
+
+
 def test_a_literal_run_module_or_resolve_name_is_an_import() -> None:
     source = ("import runpy, pkgutil\nrunpy.run_module('app.cli', run_name='__main__')\n"
               "pkgutil.resolve_name('app.hooks:setup')\n")
