@@ -55,7 +55,8 @@ _DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins", "runpy", "pkgutil
 _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file_location|"
                            r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b"
                            # folders put on sys.path (graph.scan_syspath)
-                           r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b")
+                           r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b"
+                           r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 

@@ -64,7 +64,8 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         loaded, unknown = loaders(calls, assigns)
         imports += loaded
         escalations += unknown
-        folders, computed = syspath_records(calls, assigns)
+        folders, computed = syspath_records(calls, assigns, frozenset(names.sys),
+                                            frozenset(names.sys_path))
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
@@ -148,12 +149,15 @@ def _pytest_plugins(node: ast.Assign | ast.AnnAssign | ast.AugAssign, imports: l
 
 @dataclass
 class _Bindings:
-    """Local names that mean importlib, builtins, import_module or __import__."""
+    """Local names that mean importlib, builtins, import_module, __import__, sys or
+    sys.path."""
 
     importlib: set[str] = field(default_factory=set)
     builtins: set[str] = field(default_factory=set)
     import_module: set[str] = field(default_factory=set)
     dunder: set[str] = field(default_factory=lambda: {"__import__"})
+    sys: set[str] = field(default_factory=lambda: {"sys"})  # ``import sys as _sys``
+    sys_path: set[str] = field(default_factory=set)  # ``from sys import path``
     constants: dict[str, str] = field(default_factory=dict)  # module-level NAME = "text"
 
     def note_import(self, node: ast.Import) -> None:
@@ -163,8 +167,12 @@ class _Bindings:
                 self._modules(top).add(top)  # ``import importlib.util`` binds importlib
             elif alias.name in ("importlib", "builtins") and alias.asname:
                 self._modules(alias.name).add(alias.asname)
+            elif alias.name == "sys" and alias.asname:
+                self.sys.add(alias.asname)
 
     def note_from(self, node: ast.ImportFrom) -> None:
+        if not node.level and node.module == "sys":
+            self.sys_path.update(a.asname or a.name for a in node.names if a.name == "path")
         if node.level or node.module not in ("importlib", "builtins"):
             return
         for alias in node.names:

@@ -34,10 +34,12 @@ Escalations = list[tuple[str, str]]
 Assign = ast.Assign | ast.AnnAssign | ast.AugAssign
 
 
-def syspath_records(calls: list[ast.Call], assigns: list[Assign]) -> tuple[list[str],
-                                                                             Escalations]:
-    """Raw ``|f``/``|r`` records and ``dynamic-path`` escalations of one parsed file."""
-    paths = _Paths(assigns)
+def syspath_records(calls: list[ast.Call], assigns: list[Assign],
+                    sys_names: frozenset[str] = frozenset(("sys",)),
+                    path_names: frozenset[str] = frozenset()) -> tuple[list[str], Escalations]:
+    """Raw ``|f``/``|r`` records and ``dynamic-path`` escalations of one parsed file;
+    ``sys_names`` are the names bound to the sys module, ``path_names`` to ``sys.path``."""
+    paths = _Paths(assigns, _SysPath(sys_names, path_names))
     records: list[str] = []
     escalations: Escalations = []
     for node, added in _additions(calls, assigns, paths):
@@ -64,29 +66,29 @@ def _additions(calls: list[ast.Call], assigns: list[Assign], paths: _Paths
     """(where, the folder expression or None when the added elements are unknown)."""
     found: list[tuple[ast.stmt | ast.expr, ast.expr | None]] = []
     for call in calls:
-        for added in _call_adds(call):
+        for added in _call_adds(call, paths.is_sys_path):
             found.append((call, added))
     for node in assigns:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
-        if value is not None and any(map(_sets_sys_path, targets)):
+        if value is not None and any(_sets_sys_path(t, paths.is_sys_path) for t in targets):
             found += [(node, e) for e in paths.elements(value)]
     return found
 
 
-def _sets_sys_path(target: ast.expr) -> bool:
+def _sets_sys_path(target: ast.expr, is_sys_path: _SysPath) -> bool:
     """``sys.path = ...``, ``sys.path[:0] = ...``, ``sys.path += ...``."""
-    return _is_sys_path(target) or (isinstance(target, ast.Subscript)
-                                    and _is_sys_path(target.value))
+    return is_sys_path(target) or (isinstance(target, ast.Subscript)
+                                   and is_sys_path(target.value))
 
 
-def _call_adds(call: ast.Call) -> list[ast.expr | None]:
+def _call_adds(call: ast.Call, is_sys_path: _SysPath) -> list[ast.expr | None]:
     func = call.func
     if not isinstance(func, ast.Attribute) or any(isinstance(a, ast.Starred) for a in call.args):
         return []
     if func.attr in ("addsitedir", "syspath_prepend"):
         return [call.args[0] if call.args else None]
-    if not _is_sys_path(func.value):
+    if not is_sys_path(func.value):
         return []
     if func.attr == "insert":
         return [call.args[1] if len(call.args) > 1 else None]
@@ -98,15 +100,24 @@ def _call_adds(call: ast.Call) -> list[ast.expr | None]:
     return []
 
 
-def _is_sys_path(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "path"
-            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+class _SysPath:
+    """Whether an expression is ``sys.path``, under whatever names the file bound."""
+
+    def __init__(self, sys_names: frozenset[str], path_names: frozenset[str]) -> None:
+        self.sys_names, self.path_names = sys_names, path_names
+
+    def __call__(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.path_names
+        return (isinstance(node, ast.Attribute) and node.attr == "path"
+                and isinstance(node.value, ast.Name) and node.value.id in self.sys_names)
 
 
 class _Paths:
     """Evaluates path expressions, following names bound exactly once in the file."""
 
-    def __init__(self, assigns: list[Assign]) -> None:
+    def __init__(self, assigns: list[Assign], is_sys_path: _SysPath) -> None:
+        self.is_sys_path = is_sys_path
         bound: dict[str, list[ast.AST]] = {}
         for node in assigns:
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -117,7 +128,8 @@ class _Paths:
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                 bound.setdefault(node.target.id, []).append(node)  # a second binding
         self.once = {name: exprs[0] for name, exprs in bound.items() if len(exprs) == 1}
-        self.saved = {name for name, exprs in bound.items() if all(map(_copies_sys_path, exprs))}
+        self.saved = {name for name, exprs in bound.items()
+                      if all(_copies_sys_path(e, is_sys_path) for e in exprs)}
 
     def elements(self, value: ast.expr) -> list[ast.expr | None]:
         """What a list assigned to sys.path adds: its elements, minus sys.path itself."""
@@ -125,7 +137,8 @@ class _Paths:
             return self.elements(value.left) + self.elements(value.right)
         if isinstance(value, ast.List | ast.Tuple):
             return list(value.elts)
-        if _copies_sys_path(value) or (isinstance(value, ast.Name) and value.id in self.saved):
+        if _copies_sys_path(value, self.is_sys_path) or (
+                isinstance(value, ast.Name) and value.id in self.saved):
             return []
         return [None]
 
@@ -184,17 +197,17 @@ class _Paths:
         return _parent(value) if name == "dirname" else _join(value, rest)
 
 
-def _copies_sys_path(expr: ast.AST) -> bool:
+def _copies_sys_path(expr: ast.AST, is_sys_path: _SysPath) -> bool:
     """``sys.path[:]``, ``list(sys.path)``, ``sys.path.copy()``, ``copy.copy(sys.path)``."""
     if isinstance(expr, ast.Subscript):
-        return _is_sys_path(expr.value)
+        return is_sys_path(expr.value)
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if name == "copy" and isinstance(func, ast.Attribute) and _is_sys_path(func.value):
+    if name == "copy" and isinstance(func, ast.Attribute) and is_sys_path(func.value):
         return True
-    return name in _COPIES and len(expr.args) == 1 and _is_sys_path(expr.args[0])
+    return name in _COPIES and len(expr.args) == 1 and is_sys_path(expr.args[0])
 
 
 def _parent(value: Value) -> Value:

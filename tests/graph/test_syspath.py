@@ -45,9 +45,11 @@ def _records(source: str) -> tuple[set[str], list[str]]:
         ('site.addsitedir("plugins")\n', "|rplugins"),
         ("def test(monkeypatch):\n    monkeypatch.syspath_prepend(os.path.dirname(__file__))\n",
          "|f."),
+        ('import sys as _sys\n_sys.path.insert(0, "lib")\n', "|rlib"),
+        ('from sys import path as sp\nsp.append("lib")\n', "|rlib"),
     ],
     ids=["literal", "os-path-join", "path-div", "parents", "bound-name", "joinpath", "iadd",
-         "slice", "addsitedir", "syspath_prepend"],
+         "slice", "addsitedir", "syspath_prepend", "sys-alias", "from-sys-import-path"],
 )
 def test_a_folder_put_on_sys_path_is_recorded(source: str, record: str) -> None:
     header = "import os, site, sys\nfrom pathlib import Path\n"
