@@ -67,13 +67,15 @@ COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {
 
 
 def repo_relative(root: Path, path: str | None) -> str | None:
-    """``--explain`` accepts a path as typed from the current folder, or repo-relative."""
+    """``--explain`` accepts a path as typed from the current folder, or repo-relative (a
+    node id's ``::name`` is kept)."""
     if path is None:
         return None
+    path, sep, name = path.partition("::")
     candidate = Path(path)
     if candidate.exists():
         try:
-            return candidate.resolve().relative_to(root.resolve()).as_posix()
+            return candidate.resolve().relative_to(root.resolve()).as_posix() + sep + name
         except ValueError:
             pass
-    return path
+    return path + sep + name

@@ -89,7 +89,8 @@ GROUPS = (
 PLAN = Command(("plan",), "Which tests the range must run, and why; exit code is the verdict.", (
     BASE, HEAD, FORMAT,
     _str("explain", "--explain", "Show the shortest import chain from this test file to a "
-         "change.", metavar="PATH"),
+         "change; for a node id (path::test), also the witness's decision and its reason.",
+         metavar="PATH|NODEID"),
     REPO,
 ))
 CHECK = Command(("check",), "Plan the range, then run the band (or the full suite) on a clean "

@@ -284,18 +284,25 @@ def pytest_python_files(texts: Mapping[str, str | None]) -> tuple[str, ...]:
     """pytest's ``python_files`` from the first root config file that has a pytest section
     (pytest reads that one file only), its default where none names them. Here, not in the
     planner, so the range gate, the planner and the witness gate read it the same way."""
-    try:
-        tables = pytest_tables_from_texts(dict(texts))
-    except ConfigError:
-        return DEFAULT_PYTHON_FILES  # the pytest-config reason promotes such a plan anyway
-    first = next((tables[n] for n in PYTEST_CONFIG_FILES if n in tables), None)
-    options = first.get("ini_options", first) if first is not None else None
-    value = options.get("python_files") if isinstance(options, dict) else None
+    value = pytest_option(texts, "python_files")
     if isinstance(value, str) and value.split():
         return tuple(value.split())
     if isinstance(value, list) and value:
         return tuple(str(v) for v in value)
     return DEFAULT_PYTHON_FILES
+
+
+def pytest_option(texts: Mapping[str, str | None], key: str) -> object:
+    """One ini option from the first root config file that has a pytest section (pytest reads
+    that one file only); None where it is unset or the file does not parse (the
+    pytest-config reason promotes such a plan anyway)."""
+    try:
+        tables = pytest_tables_from_texts(dict(texts))
+    except ConfigError:
+        return None
+    first = next((tables[n] for n in PYTEST_CONFIG_FILES if n in tables), None)
+    options = first.get("ini_options", first) if first is not None else None
+    return options.get(key) if isinstance(options, dict) else None
 
 
 def pytest_tables(read: Reader, pyproject: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ from agentgate.witness import presence
 if TYPE_CHECKING:
     # Imported where used: a plan never runs the band, and without a witness store it never
     # reads one (together ~40 ms of a warm plan's start-up).
+    from agentgate.report.explain import NodeExplain
     from agentgate.run import band
     from agentgate.witness.select import WitnessPlan
 
@@ -102,7 +103,7 @@ def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | Non
     planned = with_ledger(plan_range(root, base, head, confirm_env=False), root)
     result = Result(command="plan")
     _fill(result, planned)
-    asked = _explain(planned.plan, explain) if explain is not None else None
+    asked = _explain(planned, explain) if explain is not None else None
     result.detail = PlanDetail(**_plan_fields(planned), explain=asked)
     return result
 
@@ -303,7 +304,16 @@ def _audit(planned: Planned, report: band.BandReport, result: CheckResult) -> di
     return stats
 
 
-def _explain(the_plan: Plan, test: str) -> Explain:
-    path = test.replace("\\", "/").removeprefix("./").split("::", 1)[0]
+def _explain(planned: Planned, asked: str) -> Explain | NodeExplain:
+    """A path: its import chain; a node id: the witness's decision too (report.explain)."""
+    the_plan = planned.plan
+    nodeid = asked.replace("\\", "/").removeprefix("./")
+    path = nodeid.split("::", 1)[0]
     chain = the_plan.explain(path)
-    return Explain(path, tuple(chain) if chain else None, path in the_plan.suite)
+    found = Explain(path, tuple(chain) if chain else None, path in the_plan.suite)
+    if "::" not in nodeid:
+        return found
+    from agentgate.report.explain import explain_node
+
+    return explain_node(nodeid, test=path, chain=found.chain, in_suite=found.in_suite,
+                        witness=planned.witness, full_suite=planned.full_suite)

@@ -11,8 +11,10 @@ top, a symlink into the code -- it says so in ``escalations`` and never guesses 
 
 from __future__ import annotations
 
+import posixpath
 from typing import TYPE_CHECKING, Any
 
+from agentgate.core.config import PYTEST_CONFIG_FILES, pytest_option
 from agentgate.git import gitio
 from agentgate.graph import cache as graph_cache
 from agentgate.graph.builder import Builder, context_of, list_tree
@@ -43,7 +45,7 @@ def build(root: Path, config: Config, rev: str) -> ImportGraph:
     old = cache.previous()
     tree = list_tree(root, tree_id, rooted, old)
     parsed, notes = STATS.parsed, len(STATS.notes)
-    builder = Builder(root, rooted, tree, cache, old)
+    builder = Builder(root, rooted, tree, cache, old, pythonpath(root, tree_id))
     builder.run()
     found = [(path, code, detail) for path, pairs in sorted(builder.escalations.items())
              for code, detail in pairs]
@@ -59,6 +61,16 @@ def build(root: Path, config: Config, rev: str) -> ImportGraph:
     return ImportGraph(builder.modules, LazyMap(builder.imports, builder.reverse.decode),
                        tuple(Escalation(*e) for e in found), tree.names, builder.reverse,
                        stats, tuple(STATS.notes[notes:]))
+
+
+def pythonpath(root: Path, tree: str) -> tuple[str, ...]:
+    """The folders pytest's ``pythonpath`` option puts on sys.path (relative to the root,
+    inside the tree): like a conftest's ``sys.path.insert``, they serve every test's imports."""
+    value = pytest_option(gitio.read_many_at(root, tree, list(PYTEST_CONFIG_FILES)), "pythonpath")
+    items = value.split() if isinstance(value, str) else (
+        [str(v) for v in value] if isinstance(value, list) else [])
+    folders = {posixpath.normpath(item) for item in items}
+    return tuple(sorted(f for f in folders if not f.startswith(("/", "../")) and f != ".."))
 
 
 def _cached(hot: dict[str, Any]) -> ImportGraph:

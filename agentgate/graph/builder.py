@@ -22,7 +22,7 @@ from agentgate.core.errors import GitError
 from agentgate.git import gitio
 from agentgate.graph.cache import COMPACT_AT
 from agentgate.graph.expand import Expansions
-from agentgate.graph.resolve import Roots, name_in, resolve
+from agentgate.graph.resolve import Roots, name_in, resolve, split_folders
 from agentgate.graph.reverse import TYPECODE, Reverse
 from agentgate.graph.scan import scan_sources
 from agentgate.graph.types import Listing
@@ -117,8 +117,9 @@ class Builder:
     """Patches the last build (or an empty graph) into the graph of ``tree``."""
 
     def __init__(self, root: Path, rooted: Roots, tree: Listing, cache: Cache,
-                 old: Mapping[str, Any]) -> None:
+                 old: Mapping[str, Any], pythonpath: tuple[str, ...] = ()) -> None:
         self.root, self.rooted, self.tree, self.cache = root, rooted, tree, cache
+        self.pythonpath = pythonpath  # pytest's ``pythonpath`` folders (graph.build)
         same_roots = old.get("context") == context_of(rooted)
         same_names = same_roots and old["names"] == tree.names
         self.tops = old["tops"] if same_names else frozenset(
@@ -145,8 +146,11 @@ class Builder:
             self.escalations.pop(path, None)
             self.expand.pop(path, None)
         names_moved = self.modules.keys() != self.old["modules"].keys()
-        again = set(self.expand) if names_moved or self.fresh else set()
-        expansions = Expansions(self.rooted, self.tree.names, self.modules)
+        shared = self._shared(self.expand).union(self.pythonpath)
+        before = self._shared(self.old["expand"]).union(self.old["pythonpath"])
+        moved = names_moved or self.fresh or shared != before
+        again = set(self.expand) if moved else set()
+        expansions = Expansions(self.rooted, self.tree.names, self.modules, shared)
         changed: dict[str, frozenset[str]] = {}
         for path in sorted(again.union(self.stale)):
             name = self.tree.names[path]
@@ -154,19 +158,27 @@ class Builder:
                 continue  # shadowed by a package or an earlier path: Python never runs it
             edges = resolved[path] if path in resolved else self.expand[path][0]
             if path in self.expand:
-                _, probes, stars = self.expand[path]
-                changed[name] = frozenset(edges).union(expansions.of(name, probes, stars))
+                _, probes, stars, folders = self.expand[path]
+                found = expansions.of(path, name, probes, stars, folders)
+                changed[name] = frozenset(edges).union(found)
             else:
                 changed[name] = frozenset(edges)
         gone = self.old["modules"].keys() - self.modules.keys()
         self._patch(changed, gone)
+
+    def _shared(self, expand: Mapping[str, tuple[Any, ...]]) -> frozenset[str]:
+        """Folders tests and conftests put on sys.path: the process's, so every test's (a
+        conftest's insert stays for the tests collected after it)."""
+        return frozenset(f for p, entry in expand.items() if self.rooted.is_test(p)
+                         for f in entry[3])
 
     @property
     def changed(self) -> bool:
         """Whether the state differs from the last build's (the graph part is written
         whenever the tree does)."""
         return bool(self.fresh or self.stale or self.removed or self.new_blobs
-                    or self.links != self.old["links"])
+                    or self.links != self.old["links"]
+                    or self.pythonpath != self.old["pythonpath"])
 
     def _stale(self) -> tuple[list[str], list[str]]:
         """Paths to resolve again, and paths gone since the cached build."""
@@ -215,8 +227,9 @@ class Builder:
     def _resolve(self, path: str, raw: BlobRecord) -> tuple[str, ...]:
         imports, escalations = raw
         name = self.tree.names[path]
-        test = self.rooted.is_test(path)
-        done = resolve(name, path.endswith("__init__.py"), imports, self.tops, test=test)
+        records, folders = split_folders(path, imports)
+        test = self.rooted.is_test(path) or bool(folders)
+        done = resolve(name, path.endswith("__init__.py"), records, self.tops, test=test)
         problems = tuple(
             ("unresolved-import", f"relative import {_shown(p)} goes above the top-level package")
             for p in done.problems
@@ -225,8 +238,8 @@ class Builder:
             self.escalations[path] = escalations + problems
         else:
             self.escalations.pop(path, None)
-        if done.probes or done.stars:
-            self.expand[path] = (done.edges, done.probes, done.stars)
+        if done.probes or done.stars or folders:
+            self.expand[path] = (done.edges, done.probes, done.stars, folders)
         else:
             self.expand.pop(path, None)
         return done.edges
@@ -295,6 +308,7 @@ class Builder:
             "expand": self.expand,
             "escalations": self.escalations,
             "links": self.links,
+            "pythonpath": self.pythonpath,
             "stored": _ids(self.store) if self.compact else self._stored(),
         }
 
@@ -327,7 +341,7 @@ class Builder:
 _EMPTY: Mapping[str, Any] = {
     "blobs": {}, "names": {}, "modules": {}, "imports": {}, "nodes": [], "flat": b"",
     "starts": bytes(array(TYPECODE, [0])),
-    "expand": {}, "escalations": {}, "links": {}, "stored": "",
+    "expand": {}, "escalations": {}, "links": {}, "pythonpath": (), "stored": "",
 }
 
 

@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 10  # bump whenever raw records or the layouts change meaning (10: prefix:** records)
+VERSION = 11  # bump whenever raw records or the layouts change meaning (11: sys.path records)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"
@@ -70,9 +70,11 @@ STATE_SHAPE: dict[str, type] = {
     "token": str,
     "blobs": dict,  # path -> blob of every Python file
     "imports": dict,  # module -> its edges (expansions included) as packed ids of "nodes"
-    "expand": dict,  # path -> (edges, probes, stars) for paths whose edges depend on others
+    "expand": dict,  # path -> (edges, probes, stars, sys.path folders): edges that depend on
+    # others
     "escalations": dict,  # path -> ((code, detail), ...) from scanning and resolving
     "links": dict,  # symlink path -> (blob, target)
+    "pythonpath": tuple,  # pytest's pythonpath folders the expansions were computed with
     "stored": str,  # "\n"-delimited blob ids the segments hold (as far as this writer knows)
 }
 # blob -> (raw imports, escalations)

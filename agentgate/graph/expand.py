@@ -1,8 +1,9 @@
 """Edges that depend on which modules exist, and the symlinks the graph cannot follow.
 
 A star import reaches the package's submodules, and a test's bare ``import helpers`` means
-whatever pytest's sys.path holds: both change when a module appears or disappears, so the
-builder recomputes them for every path that has them whenever the module set moves.
+whatever pytest's sys.path holds -- and whatever folders the file, or any test or conftest,
+put on it (graph.scan_syspath): these change when a module appears or disappears, or such a
+folder does, so the builder recomputes them for every path that has them when either moves.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
 class Expansions:
     """Edges that depend on which modules exist: star imports and pytest's sys.path."""
 
-    def __init__(self, rooted: Roots, names: Mapping[str, str], modules: Mapping[str, str]):
+    def __init__(self, rooted: Roots, names: Mapping[str, str], modules: Mapping[str, str],
+                 shared: frozenset[str] = frozenset()) -> None:
         self.rooted, self.names, self.modules = rooted, names, modules
+        self.shared = shared  # folders tests and conftests put on sys.path
 
     @cached_property
     def children(self) -> dict[str, list[str]]:
@@ -49,7 +52,8 @@ class Expansions:
                     aliases.setdefault(alias, []).append(name)
         return aliases
 
-    def of(self, module: str, probes: Iterable[str], stars: Iterable[str]) -> set[str]:
+    def of(self, path: str, module: str, probes: Iterable[str], stars: Iterable[str],
+           folders: Iterable[str] = ()) -> set[str]:
         found: set[str] = set()
         for base in stars:
             if base.endswith(f".{DESCENDANTS}"):
@@ -57,12 +61,30 @@ class Expansions:
                 found.update(n for n in self.modules if n.startswith(prefix))
             else:
                 found.update(self.children.get(base, ()))
-        aliases = self.aliases if probes else {}
+        test = self.rooted.is_test(path)
+        aliases = self.aliases if probes and test else {}
         for probe in probes if aliases else ():
             for real in aliases.get(probe, ()):
                 parts = real.split(".")
                 found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        searched = set(folders) | (self.shared if test else set())
+        found.update(self._on_sys_path(probes, searched))
         found.discard(module)
+        return found
+
+    def _on_sys_path(self, probes: Iterable[str], folders: set[str]) -> set[str]:
+        """The modules of the tree an absolute import finds in a folder put on sys.path
+        (graph.scan_syspath): ``import helper_mod`` with tests/helpers on it is
+        tests/helpers/helper_mod.py, whatever the graph names that file."""
+        found: set[str] = set()
+        for probe in probes if folders else ():
+            parts = probe.split(".")
+            for i in range(1, len(parts) + 1):
+                stem = "/".join(parts[:i])
+                for folder in folders:
+                    base = stem if folder == "." else f"{folder}/{stem}"
+                    found.update(self.names[p] for p in (f"{base}.py", f"{base}/__init__.py")
+                                 if p in self.names)
         return found
 
 

@@ -12,8 +12,9 @@ one exact ``ast`` pass instead (graph.scan_ast), which also finds the dynamic im
 
 Raw records are strings, independent of where the file lives:
 ``a.b`` (``import a.b``, ``import_module("a.b")``), ``a.b:c,d`` (``from a.b import c, d``),
-``..x:y`` (``from ..x import y``), ``.:*`` (``from . import *``), and ``@.x`` for
-``import_module(".x", __name__)`` (relative to the module itself, not its package).
+``..x:y`` (``from ..x import y``), ``.:*`` (``from . import *``), ``@.x`` for
+``import_module(".x", __name__)`` (relative to the module itself, not its package), and
+``|f../lib`` / ``|rlib`` for a folder put on sys.path (graph.scan_syspath).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ _ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins", "runpy", "pkgutil")
 # the other loaders (graph.scan_loaders) and exec/compile called as builtins
 _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file_location|"
-                           r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b")
+                           r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b"
+                           # folders put on sys.path (graph.scan_syspath)
+                           r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b"
+                           r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from agentgate.graph.scan_loaders import loader_escalations
+from agentgate.graph.scan_loaders import loaders
+from agentgate.graph.scan_syspath import Assign, syspath_records
 
 Escalations = list[tuple[str, str]]
+_EXEC_DEPTH = 4  # exec("exec('...')"): code inside code, read this far
 
 
-def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escalations]:
+def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
+              ) -> tuple[list[str], Escalations]:
     """Raw import records (see imports_scan) and escalations of one parsed file; with
     ``dynamic=False`` (a lone import statement) only the statements.
 
@@ -31,6 +34,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
     names = _Bindings()
     calls: list[ast.Call] = []
     refs: list[ast.expr] = []
+    assigns: list[Assign] = []
     plugins: Escalations = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -50,14 +54,43 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True) -> tuple[list[str], Escala
             refs.append(node)
         elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             _pytest_plugins(node, imports, plugins)
+            assigns.append(node)
         for child in ast.iter_child_nodes(node):
             stack.append(child)
     escalations: Escalations = list(plugins)
     if dynamic:
         names.constants = _constants(tree)
         _dynamic(calls, refs, names, imports, escalations)
-        escalations += loader_escalations(calls)
+        loaded, unknown = loaders(calls, assigns)
+        imports += loaded
+        escalations += unknown
+        folders, computed = syspath_records(calls, assigns, frozenset(names.sys),
+                                            frozenset(names.sys_path))
+        imports += folders
+        escalations += computed
+        _executed(calls, depth, imports, escalations)
     return imports, escalations
+
+
+def _executed(calls: list[ast.Call], depth: int, imports: list[str], out: Escalations) -> None:
+    """``exec("import app.x")``: the literal code's imports are the file's (issue 12: an
+    import inside a string is still an import)."""
+    for call in calls:
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("exec", "compile")
+                and call.args and (text := _literal(call.args[0])) is not None):
+            continue
+        try:
+            code = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue  # not Python (``from re import compile``), or it fails when run
+        if depth >= _EXEC_DEPTH:
+            out.append(("too-complex", f"{call.func.id}() nested too deeply at line "
+                        f"{call.lineno}"))
+            continue
+        found, escalated = scan_tree(code, depth=depth + 1)
+        imports += found
+        out += [(c, f"{d} (in the code {call.func.id}() runs at line {call.lineno})")
+                for c, d in escalated]
 
 
 def _constants(tree: ast.AST) -> dict[str, str]:
@@ -116,12 +149,15 @@ def _pytest_plugins(node: ast.Assign | ast.AnnAssign | ast.AugAssign, imports: l
 
 @dataclass
 class _Bindings:
-    """Local names that mean importlib, builtins, import_module or __import__."""
+    """Local names that mean importlib, builtins, import_module, __import__, sys or
+    sys.path."""
 
     importlib: set[str] = field(default_factory=set)
     builtins: set[str] = field(default_factory=set)
     import_module: set[str] = field(default_factory=set)
     dunder: set[str] = field(default_factory=lambda: {"__import__"})
+    sys: set[str] = field(default_factory=lambda: {"sys"})  # ``import sys as _sys``
+    sys_path: set[str] = field(default_factory=set)  # ``from sys import path``
     constants: dict[str, str] = field(default_factory=dict)  # module-level NAME = "text"
 
     def note_import(self, node: ast.Import) -> None:
@@ -131,8 +167,12 @@ class _Bindings:
                 self._modules(top).add(top)  # ``import importlib.util`` binds importlib
             elif alias.name in ("importlib", "builtins") and alias.asname:
                 self._modules(alias.name).add(alias.asname)
+            elif alias.name == "sys" and alias.asname:
+                self.sys.add(alias.asname)
 
     def note_from(self, node: ast.ImportFrom) -> None:
+        if not node.level and node.module == "sys":
+            self.sys_path.update(a.asname or a.name for a in node.names if a.name == "path")
         if node.level or node.module not in ("importlib", "builtins"):
             return
         for alias in node.names:

@@ -1,17 +1,25 @@
 """Code that loads code without an import statement: the loaders the graph cannot follow.
 
 ``importlib.util.spec_from_file_location`` and the file loaders, ``runpy.run_module`` /
-``run_path``, ``pkgutil.resolve_name``, ``exec`` / ``compile`` of a file read from disk, and
-``__builtins__.__import__`` (issue 12) load modules the import graph never sees. Each call is
-a ``dynamic-import`` escalation of its file: the file depends on everything it might load,
+``run_path``, ``pkgutil.resolve_name``, ``exec`` / ``compile`` of a file read from disk (or of
+a name bound to what one read), ``__builtins__.__import__``, and any of them fetched with
+``getattr`` (issue 12) load modules the import graph never sees. Each call is a
+``dynamic-import`` escalation of its file: the file depends on everything it might load,
 and only the tests that reach it run more (the planner keeps that local). Matched by the
 called attribute's name whatever it was bound from -- a project's own ``run_path`` escalates
-too, which costs precision, never safety.
+too, which costs precision, never safety. ``runpy.run_module`` and ``pkgutil.resolve_name``
+called through their module with a literal name are imports of that module instead.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from agentgate.graph.scan_syspath import Assign
 
 LOADERS = frozenset((
     "spec_from_file_location", "spec_from_loader", "module_from_spec", "exec_module",
@@ -19,20 +27,65 @@ LOADERS = frozenset((
     "run_module", "run_path", "resolve_name", "load_source",
 ))
 _READS = frozenset(("open", "read", "read_text", "read_bytes", "get_data", "get_source"))
+_FETCHED = LOADERS | {"import_module", "__import__"}
 
 
-def loader_escalations(calls: list[ast.Call]) -> list[tuple[str, str]]:
+def loaders(calls: list[ast.Call], assigns: Iterable[Assign] = ()
+            ) -> tuple[list[str], list[tuple[str, str]]]:
+    """Raw import records (``runpy.run_module("app.cli")``, ``pkgutil.resolve_name("a.b:c")``
+    with a literal name load that module) and ``dynamic-import`` escalations."""
+    imports: list[str] = []
     found: list[tuple[str, str]] = []
+    read = _read_names(assigns)
     for call in calls:
         name = _called(call.func)
-        if name in LOADERS:
+        if (module := _literal_module(call, name)) is not None:
+            imports.append(module)
+        elif name in LOADERS:
             found.append(("dynamic-import", f"{name}() loads code at line {call.lineno}"))
-        elif name in ("exec", "compile") and isinstance(call.func, ast.Name) and _reads(call):
+        elif name in ("exec", "compile") and isinstance(call.func, ast.Name) and _reads(
+                call, read):
             found.append(("dynamic-import", f"{name}() of a file's contents at line "
                           f"{call.lineno}"))
         elif name == "__import__" and _via_builtins(call.func):
             found.append(("dynamic-import", f"__builtins__ __import__ at line {call.lineno}"))
-    return found
+        elif name == "getattr" and _fetches_a_loader(call):
+            found.append(("dynamic-import", f"getattr() of a loader at line {call.lineno}"))
+    return imports, found
+
+
+def _literal_module(call: ast.Call, name: str | None) -> str | None:
+    """The module ``runpy.run_module`` / ``pkgutil.resolve_name`` loads, when the call names
+    it with a literal and is called through the module itself (a bare ``run_module`` may be
+    a project's own function: it escalates)."""
+    func = call.func
+    owner = {"run_module": "runpy", "resolve_name": "pkgutil"}.get(name or "")
+    if not (owner and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id == owner and call.args):
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or any(
+            isinstance(a, ast.Starred) for a in call.args):
+        return None
+    module = first.value.partition(":")[0]
+    return module if module and not module.startswith(".") else None
+
+
+def _fetches_a_loader(call: ast.Call) -> bool:
+    """``getattr(importlib, "import_module")``: a loader the other rules cannot see called."""
+    attr = call.args[1] if len(call.args) > 1 else None
+    return isinstance(attr, ast.Constant) and attr.value in _FETCHED
+
+
+def _read_names(assigns: Iterable[Assign]) -> set[str]:
+    """Names bound to a file's contents (``src = open(p).read()``): ``exec(src)`` runs it."""
+    names: set[str] = set()
+    for node in assigns:
+        if node.value is None or not _has_read(node.value):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
 
 
 def _called(func: ast.expr) -> str | None:
@@ -45,10 +98,15 @@ def _called(func: ast.expr) -> str | None:
     return None
 
 
-def _reads(call: ast.Call) -> bool:
-    """Whether an argument of the call reads a file (``open(p).read()``, ``p.read_text()``)."""
-    return any(isinstance(n, ast.Call) and _called(n.func) in _READS
-               for arg in call.args for n in ast.walk(arg))
+def _reads(call: ast.Call, read: set[str]) -> bool:
+    """Whether an argument of the call reads a file (``open(p).read()``, ``p.read_text()``),
+    or is a name bound to what one read."""
+    return any(_has_read(arg) or any(isinstance(n, ast.Name) and n.id in read
+                                     for n in ast.walk(arg)) for arg in call.args)
+
+
+def _has_read(expr: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and _called(n.func) in _READS for n in ast.walk(expr))
 
 
 def _via_builtins(func: ast.expr) -> bool:

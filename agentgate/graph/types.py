@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 class Escalation:
     path: str  # repo-relative file
     code: str  # "dynamic-import" | "syntax-error" | "not-utf8" | "unresolved-import" |
-    # "too-complex" (a file too large or deeply nested to scan)
+    # "too-complex" (a file too large or deeply nested to scan) | "dynamic-path" (a folder
+    # put on sys.path that cannot be computed) | "dynamic-prefix" (narrowed to a prefix)
     detail: str  # e.g. "importlib.import_module(name) with a computed name at line 12"
 
 

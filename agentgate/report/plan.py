@@ -15,6 +15,7 @@ from agentgate.core.model import Verdict
 
 if TYPE_CHECKING:
     from agentgate.plan.planner import Plan
+    from agentgate.report.explain import NodeExplain
     from agentgate.run.band import BandReport, RunResult
     from agentgate.run.oracle import OracleReport
     from agentgate.witness.select import WitnessPlan
@@ -41,7 +42,7 @@ class PlanDetail:
     tests: tuple[str, ...]  # what the band selects: the witnessed selection when there is one
     full_suite: bool
     witness: WitnessPlan | None = None
-    explain: Explain | None = None
+    explain: Explain | NodeExplain | None = None  # NodeExplain: --explain NODEID
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -137,8 +138,10 @@ def shadow_json(band: BandRun) -> dict[str, Any]:
 # --- text --------------------------------------------------------------------------------------
 
 def text(detail: PlanDetail) -> list[str]:
-    if detail.explain is not None:
+    if isinstance(detail.explain, Explain):
         return [_explain_line(detail.explain)]
+    if detail.explain is not None:
+        return detail.explain.lines()
     lines = _test_lines(detail)
     if isinstance(detail, CheckDetail) and detail.band is not None:
         lines += _result_lines(detail.band.report)

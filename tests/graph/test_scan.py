@@ -150,6 +150,11 @@ def test_dunder_import_literal_with_fromlist_and_level() -> None:
         ("import importlib\nimportlib.import_module(*args)\n", "computed name"),
         ("from importlib import import_module\nloader = import_module\n", "used indirectly"),
         ("import builtins\nbuiltins.__import__ = hook\n", "used indirectly"),
+        # importlib and builtins under other names (issue 12)
+        ("import importlib as il\nil.import_module(x)\n", "computed name at line 3"),
+        ("from importlib import import_module as im\nim(x)\n", "computed name at line 3"),
+        ("import builtins as b\nb.__import__(x)\n", "__import__(x) with a computed name"),
+        ("from builtins import __import__ as imp\nimp(x)\n", "computed name at line 3"),
     ],
 )
 def test_computed_dynamic_import_escalates(source: str, fragment: str) -> None:
@@ -246,21 +251,47 @@ def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tup
          "spec_from_file_location"),
         ("import runpy\nrunpy.run_path('scripts/x.py')\n", "run_path"),
         ("from runpy import run_module\nrun_module('app.x')\n", "run_module"),
-        ("import pkgutil\npkgutil.resolve_name('app.x:f')\n", "resolve_name"),
+        ("import pkgutil\npkgutil.resolve_name(spec)\n", "resolve_name"),
         ("exec(open('conf.py').read())\n", "exec() of a file"),
         ("from pathlib import Path\ncode = compile(Path('x.py').read_text(), 'x', 'exec')\n",
          "compile() of a file"),
         ("__builtins__.__import__('app.x')\n", "__builtins__"),
+        ("__builtins__['__import__']('app.x')\n", "__builtins__"),
+        ("import importlib as il\nil.util.spec_from_file_location('p', 'x.py')\n",
+         "spec_from_file_location"),
+        ("src = open('conf.py').read()\nexec(src)\n", "exec() of a file"),
+        ("import importlib\nload = getattr(importlib, 'import_module')\n", "getattr()"),
     ],
     ids=["spec_from_file_location", "run_path", "run_module", "resolve_name", "exec",
-         "compile", "builtins"],
+         "compile", "builtins", "builtins-subscript", "importlib-alias", "exec-of-a-name",
+         "getattr"],
 )
 def test_other_loaders_escalate(source: str, fragment: str) -> None:
     [(code, detail)] = scan_sources({"f": source.encode()})["f"].escalations
     assert code == "dynamic-import" and fragment in detail
 
 
+def test_the_code_exec_runs_from_a_literal_is_scanned() -> None:
+    # Attack: an import hidden in a string; the plain code and re's compile add nothing.
+    source = ("exec('import app.hidden')\nexec(\"exec('from app import deeper')\")\n"
+              "from re import compile\nR = compile('[a-z]+')\nexec('y = 1')\n")
+    scan = scan_sources({"f": source.encode()})["f"]
+    assert {"app.hidden", "app:deeper"} <= set(scan.imports)
+    assert scan.escalations == ()
+    computed = scan_sources({"f": b"exec('import importlib\\nimportlib.import_module(n)')\n"})
+    [(code, detail)] = computed["f"].escalations
+    assert code == "dynamic-import" and "in the code exec() runs at line 1" in detail
+
+
+def test_a_literal_run_module_or_resolve_name_is_an_import() -> None:
+    source = ("import runpy, pkgutil\nrunpy.run_module('app.cli', run_name='__main__')\n"
+              "pkgutil.resolve_name('app.hooks:setup')\n")
+    scan = scan_sources({"f": source.encode()})["f"]
+    assert {"app.cli", "app.hooks"} <= set(scan.imports)
+    assert scan.escalations == ()
+
+
 def test_exec_of_a_string_and_re_compile_do_not_escalate() -> None:
     # The legitimate twins: no file is read, nothing is loaded.
-    source = b"import re\nR = re.compile('x')\nexec('y = 1')\n"
+    source = b"import re\nR = re.compile('x')\nexec('y = 1')\ncode = 'z = 2'\nexec(code)\n"
     assert scan_sources({"f": source})["f"].escalations == ()
