@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import coverage
     import pytest
 
-RAW_VERSION = 1
+RAW_VERSION = 2  # 2: contexts carry ``missing`` (where failed imports looked)
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Context:
     listed: set[str] = field(default_factory=set)
     flags: dict[str, str] = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)  # import contexts started from here
+    missing: set[str] = field(default_factory=set)  # where imports found no module
 
 
 @dataclass
@@ -61,14 +62,14 @@ class Recording(Protocol):
 
 def tool_dirs() -> tuple[str, ...]:
     """Folders whose own file reads are tooling (pytest's assertion rewriting reading test
-    sources, the import system), never a test's data."""
-    import importlib
-
+    sources), never a test's data. The import system's reads come from frozen frames; the
+    ``importlib`` folder is not tooling: ``importlib.resources`` and ``importlib.metadata``
+    read data and metadata on the test's behalf."""
     import _pytest
     import coverage
     import pluggy
 
-    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy, coverage, importlib)]
+    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy, coverage)]
     return tuple(os.path.join(d, "") for d in dirs if d)
 
 
@@ -131,6 +132,7 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
             "units": units.get(name, {}),
             "opened": sorted(ctx.opened),
             "listed": sorted(ctx.listed),
+            "missing": sorted(ctx.missing),
             "flags": dict(ctx.flags),
             "imports": list(ctx.imports),
         }
@@ -144,14 +146,15 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
     for name in [*imports, *others]:
         entry = entries[name]
         entry["imports"] = [c for c in entry["imports"] if c in kept]
-        has_data = any(entry[k] for k in ("units", "opened", "listed", "flags", "imports"))
+        has_data = any(entry[k] for k in ("units", "opened", "listed", "missing", "flags",
+                                          "imports"))
         if has_data or rec.import_files.get(name):
             kept.add(name)
     return {n: entries[n] for n in entries if n in kept or n == "c"}
 
 
 def _empty() -> dict[str, Any]:
-    return {"units": {}, "opened": [], "listed": [], "flags": {}, "imports": []}
+    return {"units": {}, "opened": [], "listed": [], "missing": [], "flags": {}, "imports": []}
 
 
 def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:

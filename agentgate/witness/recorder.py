@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
+import importlib.util
 import json
 import os
 import sys
@@ -36,6 +37,7 @@ from agentgate.witness.harvest import Context, TestRun
 _ACTIVE: Recorder | None = None
 _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
+_ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
 _WATCHED = {
@@ -73,6 +75,10 @@ _STDLIB = tuple(
 # Files the import machinery and pytest itself read (sources, bytecode, assertion
 # rewriting) are not the test's data.
 _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
+# Installed metadata (entry points, versions) comes from the environment, which the
+# interpreter's fingerprint covers, and for the project itself from its packaging files.
+_METADATA_DIRS = (".dist-info", ".egg-info")
+_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 class Recorder:
@@ -130,6 +136,8 @@ class Recorder:
         global _ACTIVE
         _ACTIVE = None
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
+        bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
+        importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         self.cov.stop()
 
     def abandon(self) -> None:
@@ -178,6 +186,19 @@ class Recorder:
         module = sys.modules.get(name)
         self.import_files[ctx] = self.rel(getattr(module, "__file__", None))
 
+    def missed(self, name: str, path: Any, frame: Any) -> None:
+        """An import found no module ``name`` on ``path`` (sys.path when None): the places it
+        looked are what the context depends on, so a module appearing there reruns it.
+        Outside any test, only the repository's own probes count (not pytest's)."""
+        if self._stack[-1][0] == "c" and self._origin(_past_imports(frame)) != _REPO:
+            return
+        last = name.rpartition(".")[2]
+        for entry in list(sys.path if path is None else path):
+            if isinstance(entry, str):
+                stem = self.rel(os.path.join(entry or ".", last))
+                if stem not in (None, "."):
+                    self.context.missing.add(stem)
+
     # --- audit events --------------------------------------------------------------------
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
@@ -197,6 +218,9 @@ class Recorder:
         path = args[0] if args else None
         if kind == _LIST and path is None:
             path = "."
+        if kind == _OPEN and _is_metadata(path):
+            self.context.opened.update(_PACKAGING)
+            return
         rel = self.rel(path)
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
@@ -318,6 +342,19 @@ def _reads(args: tuple[Any, ...]) -> bool:
     return isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
 
 
+def _is_metadata(path: object) -> bool:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return isinstance(path, str) and any(d + os.sep in path for d in _METADATA_DIRS)
+
+
+def _past_imports(frame: Any) -> Any:
+    """The first frame outside the import system: whose code asked for the import."""
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen "):
+        frame = frame.f_back
+    return frame
+
+
 def _describe(event: str, args: tuple[Any, ...]) -> str:
     """The event and its telling argument: the command line, the address, the library."""
     second = event in ("subprocess.Popen", "socket.connect", "socket.bind", "socket.sendto")
@@ -356,18 +393,34 @@ def _find_and_load(name: str, import_: Any) -> Any:
         recorder.end_import(ctx, name)
 
 
+def _find_spec(name: str, path: Any, target: Any = None) -> Any:
+    spec = _ORIGINAL_FIND_SPEC(name, path, target)
+    recorder = _ACTIVE
+    if spec is None and recorder is not None and not recorder._busy:
+        recorder._busy = True
+        try:
+            recorder.missed(name, path, sys._getframe(1))
+        finally:
+            recorder._busy = False
+    return spec
+
+
 def _install_hooks() -> None:
     """One audit hook per process (they cannot be removed); the import hook each start.
 
     The interpreter looks ``_find_and_load`` up on ``importlib._bootstrap`` at every import
     it cannot answer from ``sys.modules``, so wrapping it sees exactly the first import of
-    each module, from ``import`` statements and ``importlib.import_module`` alike.
+    each module, from ``import`` statements and ``importlib.import_module`` alike. Every
+    search for a module, ``importlib.util.find_spec`` included, goes through ``_find_spec``:
+    wrapping it sees the imports that found nothing (issue 12: ``try: import app.local``).
     """
     global _HOOK_INSTALLED
     if not _HOOK_INSTALLED:
         sys.addaudithook(_audit)
         _HOOK_INSTALLED = True
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
+    bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
+    importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
 
 
 def _store_here(root: str, raw: dict[str, Any]) -> str:
