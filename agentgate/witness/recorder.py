@@ -1,4 +1,4 @@
-"""The recording half of the plugin: per-test coverage contexts, an audit hook, an import hook.
+"""The recording half of the plugin: per-test contexts, an audit hook, an import hook.
 
 Every piece of code that runs is attributed to exactly one *context*, the innermost of:
 ``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from agentgate.witness import harvest
+from agentgate.witness import harvest, tracer
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -40,8 +40,10 @@ _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
+_TRACE = "trace"
 _WATCHED = {
     "open": _OPEN,
+    "sys.settrace": _TRACE,
     "os.listdir": _LIST,
     "os.scandir": _LIST,
     "sqlite3.connect": _DB,
@@ -64,6 +66,7 @@ _WATCHED = {
     ),
 }
 _WHY = {
+    _TRACE: "replaced the trace function the witness records with",
     _PROCESS: "ran a subprocess",
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
@@ -94,7 +97,7 @@ class Recorder:
         self.tests: dict[str, TestRun] = {}
         self.collected: set[str] = set()
         self.collect_errors: set[str] = set()
-        self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, coverage label)
+        self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, recorded label)
         self.import_files: dict[str, str | None] = {}
         self._imports = 0
         self._busy = False
@@ -104,21 +107,37 @@ class Recorder:
         self.started_at = time.time()
         self.session_ambient = {n: os.environ.get(n) for n in ambient}
         self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
+        tool = tracer.free_tool()
+        self.tracer = tracer.Tracer(tool) if tool is not None else None
+        self.cov: Any = None if self.tracer else self._coverage()
+        self._trace_fn: Any = None
+
+    def _coverage(self) -> Any:
+        """Before Python 3.12: coverage's C tracer with one dynamic context per label."""
         import coverage  # only when recording: the plugin must cost nothing otherwise
 
-        self.cov = coverage.Coverage(
+        cov = coverage.Coverage(
             data_file=None, config_file=False, branch=False, source=[self.root],
             omit=["*/site-packages/*", "*/dist-packages/*", "*/.venv/*", "*/.tox/*"],
         )
         # The sysmon core has no dynamic contexts; coverage without the option has no sysmon.
         with contextlib.suppress(Exception):
-            self.cov.set_option("run:core", "ctrace")
-        self.cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+            cov.set_option("run:core", "ctrace")
+        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+        return cov
 
     # --- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
         global _ACTIVE
+        if self.tracer is not None:
+            self.tracer.start("c")
+        else:
+            self._start_coverage()
+        _install_hooks()
+        _ACTIVE = self
+
+    def _start_coverage(self) -> None:
         self.cov.start()
         core = getattr(self.cov, "_core", None)
         if core is not None and not getattr(core, "supports_dynamic_contexts", True):
@@ -128,9 +147,8 @@ class Recorder:
                 "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
                 "contexts); unset COVERAGE_CORE or set it to ctrace"
             )
-        _install_hooks()
         self.cov.switch_context("c")
-        _ACTIVE = self
+        self._trace_fn = sys.gettrace()
 
     def stop(self) -> None:
         global _ACTIVE
@@ -138,7 +156,10 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        self.cov.stop()
+        if self.tracer is not None:
+            self.tracer.stop()
+        else:
+            self.cov.stop()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
@@ -164,7 +185,10 @@ class Recorder:
             return
         self._busy = True
         try:
-            self.cov.switch_context(label)
+            if self.tracer is not None:
+                self.tracer.switch(label)
+            else:
+                self.cov.switch_context(label)
             self._current = label
         finally:
             self._busy = False
@@ -203,6 +227,8 @@ class Recorder:
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
+        if kind == _TRACE and self.tracer is not None:
+            return  # sys.monitoring: another tool's trace function hides nothing from it
         if kind in _WHY:
             # Inside a test, fixture or import, whoever spawns does it for that context
             # (pytester's subprocess runs count). Outside, only the repository's own code
@@ -274,9 +300,21 @@ class Recorder:
         try:
             return (yield)
         finally:
+            self._retrace()
             self.pop(ctx)
             run = self.tests[item.nodeid]
             run.fixtures = harvest.fixture_keys(item) | self._fixtures_now
+
+    def _retrace(self) -> None:
+        """A test that replaced coverage's trace function (a debugger, coverage run by the
+        test) ran unseen from then on: the audit event marked it incomplete; the tests after
+        it are traced again."""
+        if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
+            self._busy = True
+            try:
+                sys.settrace(self._trace_fn)
+            finally:
+                self._busy = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(
