@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING
 MODULE = "<module>"  # the module block; a change here impacts every test touching the file
 WHOLE = "*"  # a dependency on a file's whole content (a data file the test opened)
 DIR = "<dir>"  # a dependency on a folder's listing (a test that globbed or listed it)
+# A dependency on the absence of a module: the path is where an import looked in vain
+# (``app/local`` for ``app/local.py``, ``app/local/__init__.py`` or a namespace folder).
+MISSING = "<missing>"
 
 if TYPE_CHECKING:  # an alias only for the type checker: the plugin side stays 3.9-clean
     Source = str | bytes

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentgate.witness.blocks import DIR, MODULE, WHOLE
+from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
 
-Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR)
+Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR | MISSING)
 COLLECT = "c"
 NOT_PASSED = "did not pass when recorded"
 PRELOADED = "imported before recording started"
@@ -94,6 +94,7 @@ class _Builder:
                 deps.update(self.imported_by(path, names))
         units.update((p, WHOLE) for p in ctx.get("opened", ()) if self.data_ok(p))
         units.update((p, DIR) for p in ctx.get("listed", ()))
+        units.update((p, MISSING) for p in ctx.get("missing", ()))
         for child in ctx.get("imports", ()) if imports else ():
             path = self.raw["import_files"].get(child)
             if path and self.tracked(path):

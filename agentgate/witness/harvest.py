@@ -1,18 +1,20 @@
 """Turn a finished recording into plain data: blocks per context, files, imports, tests.
 
-Runs inside the recording pytest process (stdlib, coverage and ``blocks`` only; pytest only
-for types, so agentgate can read ``RAW_VERSION`` without pytest). The raw recording is a
+Runs inside the recording pytest process (stdlib and ``blocks`` only; pytest only for
+types, so agentgate can read ``RAW_VERSION`` without pytest). The raw recording is a
 JSON-able dict that ``agentgate.witness.graph`` turns into a witness.
 """
 
 from __future__ import annotations
 
 import ast
+import dis
 import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentgate.witness import blocks
@@ -21,7 +23,9 @@ if TYPE_CHECKING:
     import coverage
     import pytest
 
-RAW_VERSION = 1
+    from agentgate.witness.tracer import Tracer
+
+RAW_VERSION = 2  # 2: contexts carry ``missing`` (where failed imports looked)
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Context:
     listed: set[str] = field(default_factory=set)
     flags: dict[str, str] = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)  # import contexts started from here
+    missing: set[str] = field(default_factory=set)  # where imports found no module
 
 
 @dataclass
@@ -54,21 +59,21 @@ class Recording(Protocol):
     collect_errors: set[str]
     import_files: dict[str, str | None]
     preloaded: set[str]
-    cov: coverage.Coverage
+    tracer: Tracer | None  # Python 3.12+: code objects per context
+    cov: coverage.Coverage | None  # before: coverage's lines per context
 
     def rel(self, path: object) -> str | None: ...
 
 
 def tool_dirs() -> tuple[str, ...]:
     """Folders whose own file reads are tooling (pytest's assertion rewriting reading test
-    sources, the import system), never a test's data."""
-    import importlib
-
+    sources), never a test's data. The import system's reads come from frozen frames; the
+    ``importlib`` folder is not tooling: ``importlib.resources`` and ``importlib.metadata``
+    read data and metadata on the test's behalf."""
     import _pytest
-    import coverage
     import pluggy
 
-    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy, coverage, importlib)]
+    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy)]
     return tuple(os.path.join(d, "") for d in dirs if d)
 
 
@@ -131,6 +136,7 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
             "units": units.get(name, {}),
             "opened": sorted(ctx.opened),
             "listed": sorted(ctx.listed),
+            "missing": sorted(ctx.missing),
             "flags": dict(ctx.flags),
             "imports": list(ctx.imports),
         }
@@ -144,18 +150,30 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
     for name in [*imports, *others]:
         entry = entries[name]
         entry["imports"] = [c for c in entry["imports"] if c in kept]
-        has_data = any(entry[k] for k in ("units", "opened", "listed", "flags", "imports"))
+        has_data = any(entry[k] for k in ("units", "opened", "listed", "missing", "flags",
+                                          "imports"))
         if has_data or rec.import_files.get(name):
             kept.add(name)
     return {n: entries[n] for n in entries if n in kept or n == "c"}
 
 
 def _empty() -> dict[str, Any]:
-    return {"units": {}, "opened": [], "listed": [], "flags": {}, "imports": []}
+    return {"units": {}, "opened": [], "listed": [], "missing": [], "flags": {}, "imports": []}
+
+
+# Installed code inside the tree (a virtualenv in the repository) is not the repository's.
+_OMIT = ("/site-packages/", "/dist-packages/", "/.venv/", "/.tox/")
 
 
 def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:
+    if rec.tracer is None:
+        return _units_from_lines(rec)
+    return _units_from_codes(rec, rec.tracer)
+
+
+def _units_from_lines(rec: Recording) -> dict[str, dict[str, list[str]]]:
     """coverage's lines per context, mapped onto the blocks of each file."""
+    assert rec.cov is not None
     data = rec.cov.get_data()
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for measured in data.measured_files():
@@ -168,6 +186,60 @@ def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:
             for ctx in contexts:
                 found[ctx or "c"][rel].add(name)
     return {ctx: {f: sorted(n) for f, n in files.items()} for ctx, files in found.items()}
+
+
+def _units_from_codes(rec: Recording, tracer: Tracer) -> dict[str, dict[str, list[str]]]:
+    """The blocks each context entered, from the code objects the tracer saw there."""
+    units: dict[CodeType, tuple[str, str] | None] = {}
+    files: dict[str, tuple[str, blocks.FileBlocks | None] | None] = {}
+    found: dict[str, dict[str, list[str]]] = {}
+    for ctx, codes in tracer.by_context.items():
+        per_file: dict[str, set[str]] = defaultdict(set)
+        for code in codes:
+            unit = units.get(code, _UNSEEN)
+            if unit is _UNSEEN:
+                unit = units[code] = _unit(rec, code, files)
+            if unit is not None:
+                per_file[unit[0]].add(unit[1])
+        if per_file:
+            found[ctx] = {f: sorted(n) for f, n in per_file.items()}
+    return found
+
+
+_UNSEEN: Any = object()
+
+
+def _unit(
+    rec: Recording, code: CodeType, files: dict[str, tuple[str, blocks.FileBlocks | None] | None]
+) -> tuple[str, str] | None:
+    """(repository path, block) of a code object, or None for code outside the repository."""
+    name = code.co_filename
+    if name not in files:
+        files[name] = _measured(rec, name)
+    where = files[name]
+    return None if where is None else (where[0], _block(where[1], code))
+
+
+def _measured(rec: Recording, name: str) -> tuple[str, blocks.FileBlocks | None] | None:
+    if name.startswith("<"):
+        return None  # frozen modules, exec'd strings: no file in the repository
+    full = os.path.abspath(name)
+    rel = rec.rel(full)
+    if rel is None or any(part in full.replace(os.sep, "/") for part in _OMIT):
+        return None
+    return rel, _parsed(full)[1]
+
+
+def _block(layout: blocks.FileBlocks | None, code: CodeType) -> str:
+    """The block a code object belongs to: the function body (or the outer function's,
+    for a nested one) its lines lie in, else the module block (module and class bodies)."""
+    if layout is not None:
+        for _offset, line in dis.findlinestarts(code):
+            if line is not None:
+                name = layout.block_at(line)
+                if name != blocks.MODULE:
+                    return name
+    return blocks.MODULE
 
 
 _PARSED: dict[str, tuple[ast.Module | None, blocks.FileBlocks | None]] = {}

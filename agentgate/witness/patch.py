@@ -25,9 +25,11 @@ from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
 from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
 from agentgate.witness import ambient, blocks
-from agentgate.witness.blocks import DIR, MODULE
+from agentgate.witness.blocks import DIR, MISSING, MODULE
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# What an import can load from a file (``local.cpython-311-x86_64-linux-gnu.so`` included).
+_MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 
 
 @dataclass(frozen=True)
@@ -39,17 +41,23 @@ class Patch:
     pytest_config: bool
     ambient: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    appeared: dict[str, str] = field(default_factory=dict)  # MISSING path -> the file added
 
 
 def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str]) -> Patch:
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
     keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
-    texts = gitio.cat_blobs(root, sorted(wanted | keys.keys()))
+    folders = _folder_keys(changes, old, new)
+    texts = gitio.cat_blobs(root, sorted(wanted | keys.keys() | folders))
     tests = _test_rule(config, texts, keys)
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
+    _listings(changes, texts.keys() & folders, changed, old=old, new=new)
+    appeared = _appeared(changes)
+    for stem in appeared:
+        changed.setdefault(stem, set()).add(MISSING)
     return Patch(
         changed={p: frozenset(n) for p, n in changed.items()},
         conftest_dirs=tuple(sorted({_dir(p) for c in changes for p in c.paths
@@ -58,6 +66,7 @@ def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str])
         new_tests=_new_tests(changes, texts, tests, changed),
         pytest_config=_pytest_config_changed(changes, texts),
         ambient=tuple(ambient.patch_drift(_text_pairs(changes, texts), config.ambient)),
+        appeared=appeared,
     )
 
 
@@ -92,7 +101,6 @@ def _record(
         changed.setdefault(path, set()).update(names or {MODULE})
     if change.status in (ADDED, DELETED, RENAMED, COPIED):
         for path in change.paths:
-            changed.setdefault(_dir(path), set()).add(DIR)  # a listing of the folder changed
             if posixpath.basename(path) == "__init__.py":
                 # A package appeared or went away: every module under it imports differently.
                 folder = _dir(path)
@@ -103,6 +111,69 @@ def _record(
 
 def _dir(path: str) -> str:
     return posixpath.dirname(path) or "."
+
+
+def _moved(changes: list[Change]) -> list[tuple[str, bool]]:
+    """Every path that appeared (True) or went away (False)."""
+    found = []
+    for change in changes:
+        if change.status in (ADDED, RENAMED, COPIED):
+            found.append((change.path, True))
+        if change.status == DELETED:
+            found.append((change.path, False))
+        elif change.status == RENAMED and change.old_path:
+            found.append((change.old_path, False))
+    return found
+
+
+def _folders(path: str) -> list[str]:
+    """The folders above ``path``, innermost first, the root (".") last."""
+    found = []
+    while path not in (".", ""):
+        path = _dir(path)
+        found.append(path)
+    return found
+
+
+def _folder_keys(changes: list[Change], old: str, new: str) -> set[str]:
+    """``rev:folder`` for every folder above a path that appeared (at ``old``) or went away
+    (at ``new``): one ``cat-file`` batch tells which folders are new or gone."""
+    return {
+        f"{old if came else new}:{folder}"
+        for path, came in _moved(changes) for folder in _folders(path)[:-1]
+        if "\n" not in folder
+    }
+
+
+def _listings(
+    changes: list[Change], present: set[str], changed: dict[str, set[str]], *, old: str, new: str
+) -> None:
+    """A file that appears or goes away changes its folder's listing, and the listing of each
+    folder above it up to the first one that existed on the other side (issue 12: a plugin
+    in a new subfolder of a globbed folder)."""
+    for path, came in _moved(changes):
+        rev = old if came else new
+        for folder in _folders(path):
+            changed.setdefault(folder, set()).add(DIR)
+            if folder == "." or f"{rev}:{folder}" in present:
+                break
+
+
+def _appeared(changes: list[Change]) -> dict[str, str]:
+    """Where an import that found nothing would now find something, and the file it would
+    find: a module (``app/local`` for ``app/local.py``), a package (``app/local`` for
+    ``app/local/__init__.py``) or a namespace package (every folder above any new file)."""
+    found: dict[str, str] = {}
+    for path, came in sorted(_moved(changes)):
+        if not came:
+            continue
+        stems = _folders(path)[:-1]
+        name = posixpath.basename(path)
+        if name.endswith(_MODULE_SUFFIXES):
+            stems.insert(0, posixpath.join(posixpath.dirname(path), name.split(".", 1)[0]))
+        for stem in stems:
+            found.setdefault(stem, path)
+    return found
 
 
 def _test_files(

@@ -1,10 +1,10 @@
 """pytest plugin entry point: ``--agentgate-witness`` records what each test depended on.
 
-Installed but not asked to record, it only adds its options: no coverage import, no audit
-hook, no import hook, no recording class registered (pytest's ``stepwise.py`` and
+Installed but not asked to record, it only adds its options: no tracer, no audit hook, no
+import hook, no recording class registered (pytest's ``stepwise.py`` and
 pytest-randomly register their feature classes the same way). Recording starts as early as
 pytest allows -- in ``pytest_load_initial_conftests``, before the initial conftest files are
-imported -- so the module-level code they import is measured too (pytest-cov starts there
+imported -- so the module-level code they import is recorded too (pytest-cov starts there
 for the same reason).
 """
 
@@ -77,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _enable(config: pytest.Config, options: Any) -> None:
     if RECORDER_KEY in config.stash:
         return
-    from agentgate.witness.recorder import Recorder  # coverage is imported only here
+    from agentgate.witness.recorder import Recorder  # the hooks are installed only here
 
     names = tuple(n.strip() for n in str(options.agentgate_witness_ambient).split(",") if n)
     recorder = Recorder(

@@ -1,4 +1,4 @@
-"""The recording half of the plugin: per-test coverage contexts, an audit hook, an import hook.
+"""The recording half of the plugin: per-test contexts, an audit hook, an import hook.
 
 Every piece of code that runs is attributed to exactly one *context*, the innermost of:
 ``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
+import importlib.util
 import json
 import os
 import sys
@@ -30,16 +31,19 @@ from typing import Any
 
 import pytest
 
-from agentgate.witness import harvest
+from agentgate.witness import harvest, tracer
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
 _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
+_ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
+_TRACE = "trace"
 _WATCHED = {
     "open": _OPEN,
+    "sys.settrace": _TRACE,
     "os.listdir": _LIST,
     "os.scandir": _LIST,
     "sqlite3.connect": _DB,
@@ -62,6 +66,7 @@ _WATCHED = {
     ),
 }
 _WHY = {
+    _TRACE: "replaced the trace function the witness records with",
     _PROCESS: "ran a subprocess",
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
@@ -73,6 +78,10 @@ _STDLIB = tuple(
 # Files the import machinery and pytest itself read (sources, bytecode, assertion
 # rewriting) are not the test's data.
 _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
+# Installed metadata (entry points, versions) comes from the environment, which the
+# interpreter's fingerprint covers, and for the project itself from its packaging files.
+_METADATA_DIRS = (".dist-info", ".egg-info")
+_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 class Recorder:
@@ -88,7 +97,7 @@ class Recorder:
         self.tests: dict[str, TestRun] = {}
         self.collected: set[str] = set()
         self.collect_errors: set[str] = set()
-        self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, coverage label)
+        self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, recorded label)
         self.import_files: dict[str, str | None] = {}
         self._imports = 0
         self._busy = False
@@ -98,21 +107,37 @@ class Recorder:
         self.started_at = time.time()
         self.session_ambient = {n: os.environ.get(n) for n in ambient}
         self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
+        tool = tracer.free_tool()
+        self.tracer = tracer.Tracer(tool) if tool is not None else None
+        self.cov: Any = None if self.tracer else self._coverage()
+        self._trace_fn: Any = None
+
+    def _coverage(self) -> Any:
+        """Before Python 3.12: coverage's C tracer with one dynamic context per label."""
         import coverage  # only when recording: the plugin must cost nothing otherwise
 
-        self.cov = coverage.Coverage(
+        cov = coverage.Coverage(
             data_file=None, config_file=False, branch=False, source=[self.root],
             omit=["*/site-packages/*", "*/dist-packages/*", "*/.venv/*", "*/.tox/*"],
         )
         # The sysmon core has no dynamic contexts; coverage without the option has no sysmon.
         with contextlib.suppress(Exception):
-            self.cov.set_option("run:core", "ctrace")
-        self.cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+            cov.set_option("run:core", "ctrace")
+        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+        return cov
 
     # --- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
         global _ACTIVE
+        if self.tracer is not None:
+            self.tracer.start("c")
+        else:
+            self._start_coverage()
+        _install_hooks()
+        _ACTIVE = self
+
+    def _start_coverage(self) -> None:
         self.cov.start()
         core = getattr(self.cov, "_core", None)
         if core is not None and not getattr(core, "supports_dynamic_contexts", True):
@@ -122,15 +147,19 @@ class Recorder:
                 "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
                 "contexts); unset COVERAGE_CORE or set it to ctrace"
             )
-        _install_hooks()
         self.cov.switch_context("c")
-        _ACTIVE = self
+        self._trace_fn = sys.gettrace()
 
     def stop(self) -> None:
         global _ACTIVE
         _ACTIVE = None
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
-        self.cov.stop()
+        bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
+        importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
+        if self.tracer is not None:
+            self.tracer.stop()
+        else:
+            self.cov.stop()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
@@ -156,7 +185,10 @@ class Recorder:
             return
         self._busy = True
         try:
-            self.cov.switch_context(label)
+            if self.tracer is not None:
+                self.tracer.switch(label)
+            else:
+                self.cov.switch_context(label)
             self._current = label
         finally:
             self._busy = False
@@ -178,10 +210,25 @@ class Recorder:
         module = sys.modules.get(name)
         self.import_files[ctx] = self.rel(getattr(module, "__file__", None))
 
+    def missed(self, name: str, path: Any, frame: Any) -> None:
+        """An import found no module ``name`` on ``path`` (sys.path when None): the places it
+        looked are what the context depends on, so a module appearing there reruns it.
+        Outside any test, only the repository's own probes count (not pytest's)."""
+        if self._stack[-1][0] == "c" and self._origin(_past_imports(frame)) != _REPO:
+            return
+        last = name.rpartition(".")[2]
+        for entry in list(sys.path if path is None else path):
+            if isinstance(entry, str):
+                stem = self.rel(os.path.join(entry or ".", last))
+                if stem not in (None, "."):
+                    self.context.missing.add(stem)
+
     # --- audit events --------------------------------------------------------------------
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
+        if kind == _TRACE and self.tracer is not None:
+            return  # sys.monitoring: another tool's trace function hides nothing from it
         if kind in _WHY:
             # Inside a test, fixture or import, whoever spawns does it for that context
             # (pytester's subprocess runs count). Outside, only the repository's own code
@@ -197,6 +244,9 @@ class Recorder:
         path = args[0] if args else None
         if kind == _LIST and path is None:
             path = "."
+        if kind == _OPEN and _is_metadata(path):
+            self.context.opened.update(_PACKAGING)
+            return
         rel = self.rel(path)
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
@@ -250,9 +300,21 @@ class Recorder:
         try:
             return (yield)
         finally:
+            self._retrace()
             self.pop(ctx)
             run = self.tests[item.nodeid]
             run.fixtures = harvest.fixture_keys(item) | self._fixtures_now
+
+    def _retrace(self) -> None:
+        """A test that replaced coverage's trace function (a debugger, coverage run by the
+        test) ran unseen from then on: the audit event marked it incomplete; the tests after
+        it are traced again."""
+        if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
+            self._busy = True
+            try:
+                sys.settrace(self._trace_fn)
+            finally:
+                self._busy = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(
@@ -318,6 +380,19 @@ def _reads(args: tuple[Any, ...]) -> bool:
     return isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
 
 
+def _is_metadata(path: object) -> bool:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return isinstance(path, str) and any(d + os.sep in path for d in _METADATA_DIRS)
+
+
+def _past_imports(frame: Any) -> Any:
+    """The first frame outside the import system: whose code asked for the import."""
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen "):
+        frame = frame.f_back
+    return frame
+
+
 def _describe(event: str, args: tuple[Any, ...]) -> str:
     """The event and its telling argument: the command line, the address, the library."""
     second = event in ("subprocess.Popen", "socket.connect", "socket.bind", "socket.sendto")
@@ -356,18 +431,34 @@ def _find_and_load(name: str, import_: Any) -> Any:
         recorder.end_import(ctx, name)
 
 
+def _find_spec(name: str, path: Any, target: Any = None) -> Any:
+    spec = _ORIGINAL_FIND_SPEC(name, path, target)
+    recorder = _ACTIVE
+    if spec is None and recorder is not None and not recorder._busy:
+        recorder._busy = True
+        try:
+            recorder.missed(name, path, sys._getframe(1))
+        finally:
+            recorder._busy = False
+    return spec
+
+
 def _install_hooks() -> None:
     """One audit hook per process (they cannot be removed); the import hook each start.
 
     The interpreter looks ``_find_and_load`` up on ``importlib._bootstrap`` at every import
     it cannot answer from ``sys.modules``, so wrapping it sees exactly the first import of
-    each module, from ``import`` statements and ``importlib.import_module`` alike.
+    each module, from ``import`` statements and ``importlib.import_module`` alike. Every
+    search for a module, ``importlib.util.find_spec`` included, goes through ``_find_spec``:
+    wrapping it sees the imports that found nothing (issue 12: ``try: import app.local``).
     """
     global _HOOK_INSTALLED
     if not _HOOK_INSTALLED:
         sys.addaudithook(_audit)
         _HOOK_INSTALLED = True
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
+    bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
+    importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
 
 
 def _store_here(root: str, raw: dict[str, Any]) -> str:

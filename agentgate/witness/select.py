@@ -28,7 +28,7 @@ from agentgate.git import gitio
 from agentgate.run import interp
 from agentgate.witness import ambient, presence, record, shadow
 from agentgate.witness import depgraph as graph
-from agentgate.witness.blocks import DIR, MODULE, WHOLE
+from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
 from agentgate.witness.depgraph import TestEntry, Unit, Witness
 from agentgate.witness.patch import Patch, compute
 from agentgate.witness.store import Store, StoreError, commits_between, newest_usable
@@ -183,7 +183,7 @@ def classify(
     """One decision per witnessed test still present, then the files the witness lacks."""
     seeds = {}
     for key, node in witness.nodes.items():
-        why = hit(node.units, patch.changed)
+        why = hit(node.units, patch.changed, patch.appeared)
         if why:
             seeds[key] = why
     tainted = graph.spread(witness.nodes, seeds)
@@ -217,7 +217,7 @@ def _label(
         return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"
     if patch.pytest_config:
         return IMPACTED, "pytest configuration changed"
-    why = hit(test.units, patch.changed)
+    why = hit(test.units, patch.changed, patch.appeared)
     if why is None:
         why = next((tainted[d] for d in sorted(test.deps) if d in tainted), None)
     if why is None:
@@ -227,18 +227,25 @@ def _label(
     return IMPACTED, why
 
 
-def hit(units: frozenset[Unit], changed: dict[str, frozenset[str]]) -> str | None:
-    """The first changed unit among ``units``, as ``path`` or ``path::block``."""
+def hit(
+    units: frozenset[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str]
+) -> str | None:
+    """The first changed unit among ``units``, as ``path`` or ``path::block``; a folder's
+    listing or an absent module (``appeared``: where each added file can be imported from)."""
     for path, name in sorted(units):
         names = changed.get(path)
         if not names:
             continue
-        if MODULE in names and name != DIR:
+        if name in (DIR, MISSING):
+            if name in names:
+                return f"{path}/ (listing)" if name == DIR else (
+                    f"import-appeared {appeared.get(path, path)}")
+        elif MODULE in names:
             return path if name in (MODULE, WHOLE) else f"{path} (module level)"
-        if name == WHOLE and names - {DIR}:
+        elif name == WHOLE and names - {DIR, MISSING}:
             return path
-        if name in names:
-            return f"{path}/ (listing)" if name == DIR else f"{path}::{name}"
+        elif name in names:
+            return f"{path}::{name}"
     return None
 
 

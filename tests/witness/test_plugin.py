@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,9 @@ def test_installed_but_not_asked_registers_nothing(pytester: pytest.Pytester) ->
         "    state = {\n"
         "        'recorder': pytestconfig.pluginmanager.get_plugin('agentgate-witness-recorder')"
         " is not None,\n"
-        "        'coverage': 'coverage' in sys.modules,\n"
+        "        'tracing': sys.gettrace() is not None or any(\n"
+        "            sys.monitoring.get_tool(t) for t in range(6)) if hasattr(sys, 'monitoring')"
+        " else sys.gettrace() is not None,\n"
         "        'audit_module': 'agentgate.witness.recorder' in sys.modules,\n"
         "        'import_hook': 'agentgate' in bootstrap._find_and_load.__module__,\n"
         "    }\n"
@@ -75,7 +78,8 @@ def test_installed_but_not_asked_registers_nothing(pytester: pytest.Pytester) ->
     loud = pytester.runpytest_subprocess(
         "-s", "-p", "agentgate.witness", "--agentgate-witness", f"--agentgate-witness-out={out}"
     )
-    assert "STATE ['audit_module', 'coverage', 'import_hook', 'recorder']" in loud.stdout.str()
+    # Tracing: coverage's trace function before Python 3.12, a sys.monitoring tool after.
+    assert "STATE ['audit_module', 'import_hook', 'recorder', 'tracing']" in loud.stdout.str()
 
 
 def test_lazy_import_counts_for_a_test_that_runs_after_the_first_importer(
@@ -223,3 +227,25 @@ def test_outputs_are_plain_json(tmp_path: Path, pytester: pytest.Pytester) -> No
     witness = _record(pytester, {"tests/test_x.py": "def test_x():\n    pass\n"})
     assert list(witness.tests) == ["tests/test_x.py::test_x"]
     assert witness.tests["tests/test_x.py::test_x"].outcome == "passed"
+
+
+def test_a_test_that_replaces_the_trace_function_is_incomplete_and_the_next_is_traced(
+    pytester: pytest.Pytester,
+) -> None:
+    tests = (
+        "import sys\n\n"
+        "def test_a_untraces():\n    sys.settrace(None)\n    from app.core import plain\n"
+        "    assert plain() == 1\n\n"
+        "def test_b_after():\n    from app.core import limit\n    assert limit() == 3\n"
+    )
+    witness = _record(pytester, {"tests/test_trace.py": tests})
+    a = witness.tests["tests/test_trace.py::test_a_untraces"]
+    b = witness.tests["tests/test_trace.py::test_b_after"]
+    assert ("app/core.py", "limit") in _deps(witness, b.nodeid)  # traced again
+    if sys.version_info < (3, 12):
+        # coverage's trace function was gone for the rest of test_a: it cannot be vouched for.
+        assert a.incomplete and "trace function" in a.incomplete
+    else:
+        # sys.monitoring does not depend on the trace function: nothing was hidden.
+        assert a.complete and ("app/core.py", "plain") in _deps(witness, a.nodeid)
+    assert b.complete

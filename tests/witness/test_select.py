@@ -7,7 +7,6 @@ happens once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,10 @@ from agentgate.witness.select import (
     SKIP,
     WitnessPlan,
 )
-from tests.support.git_repo import AUTHOR, EMAIL, GitRepo, run_agentgate
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import patch as _patch
+from tests.witness.recorded import plan as _plan
+from tests.witness.recorded import recorded_repo
 
 CORE = '''def _table():
     return {"a": 1}
@@ -80,43 +82,7 @@ ALL = {
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
     """A repository with one commit W and a witness recorded at W."""
-    with pytest.MonkeyPatch.context() as mp:
-        _isolate(mp, tmp_path_factory)
-        repo = GitRepo.init(tmp_path_factory.mktemp("witness") / "repo")
-        repo.files(FILES)
-        sha = repo.commit("initial")
-        done = run_agentgate("witness", "record", cwd=repo.path)
-        assert done.returncode == 0, done.stdout + done.stderr
-        yield repo, sha
-
-
-def _isolate(mp: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
-    # The suite's autouse isolation is per test; a module fixture pins the same itself.
-    for name in list(os.environ):
-        if name.startswith("GIT_") or name in ("VIRTUAL_ENV", "PYTEST_ADDOPTS"):
-            mp.delenv(name)
-    mp.setenv("HOME", str(factory.mktemp("home")))
-    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    mp.setenv("GIT_TEMPLATE_DIR", str(factory.mktemp("templates")))
-    for role in ("AUTHOR", "COMMITTER"):
-        mp.setenv(f"GIT_{role}_NAME", AUTHOR)
-        mp.setenv(f"GIT_{role}_EMAIL", EMAIL)
-        mp.setenv(f"GIT_{role}_DATE", "2026-01-01T00:00:00+00:00")
-
-
-def _patch(repo: GitRepo, base: str, name: str, files: dict[str, str]) -> str:
-    repo.git("checkout", "-q", "-f", "-B", name, base)
-    repo.files(files)
-    return repo.commit(name)
-
-
-def _plan(repo: GitRepo, base: str, *, frozen: frozenset[str] = frozenset()) -> WitnessPlan:
-    notes: list[str] = []
-    root = repo.path
-    plan = gate.evaluate(root, config.load(root), base=base, head="HEAD", frozen=frozen,
-                         notes=notes)
-    assert plan is not None, notes
-    return plan
+    yield from recorded_repo(tmp_path_factory, FILES)
 
 
 def _labels(plan: WitnessPlan) -> dict[str, str]:
