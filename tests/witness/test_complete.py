@@ -100,9 +100,11 @@ def test_a_computed_import_that_failed_reruns_when_its_module_appears(
     recorded: tuple[GitRepo, str],
 ) -> None:
     decided = _run(recorded, "plugin-x", {"plugins/x.py": ""})
-    # importlib.metadata listed every folder on sys.path (the root among them) for dist-infos.
-    assert _impacted(decided) == {LOADER: "import-appeared plugins/x.py",
-                                  ENTRY: "./ (listing)"}
+    impacted = _impacted(decided)
+    assert impacted.pop(LOADER) == "import-appeared plugins/x.py"
+    # importlib.metadata lists every folder on sys.path for dist-infos; whether the root is
+    # one of them depends on how the interpreter was started, so the entry test may rerun.
+    assert impacted in ({}, {ENTRY: "./ (listing)"})
 
 
 def test_a_module_found_where_find_spec_found_none_reruns_the_prober(
