@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from agentgate.core import config as config_mod
 from agentgate.core.config import Config
+from agentgate.core.errors import ConfigError
 from agentgate.core.model import Verdict
 from agentgate.gate import checks as gate
-from agentgate.gate import govern, trust
+from agentgate.gate import govern, manifest, trust
 from tests.support.git_repo import EMAIL, GitRepo
 
 SCOPE = ".agentgate/scope"
@@ -144,6 +146,23 @@ def test_without_a_widening_the_base_scope_governs_the_range(app_repo: GitRepo) 
     checked = gate.check_range(app_repo.path, base, head)
     assert _escapes(checked) == [OUTSIDE]
     assert not any("governs" in n for n in checked.notes)
+
+
+def test_the_fixture_manifest_is_not_governed(app_repo: GitRepo) -> None:
+    """The attack: the human-looking widening also re-records a fixture's manifest entry,
+    then the agent's commit changes that fixture with no test. The base's manifest judges
+    which fixtures moved, whatever the range's governing commits wrote."""
+    rates = "tests/fixtures/rates.json"
+    app_repo.write(rates, "1\n")
+    app_repo.write(".agentgate/fixtures.sha256", manifest.render({rates: manifest.digest(b"1\n")}))
+    base = _base(app_repo)
+    app_repo.write(".agentgate/fixtures.sha256", manifest.render({rates: manifest.digest(b"2\n")}))
+    _widen(app_repo)
+    app_repo.write(rates, "2\n")
+    head = app_repo.commit("new rates", author=AGENT)
+    checked = gate.check_range(app_repo.path, base, head)
+    assert [(r.code, r.path) for r in checked.reasons] == [("fixture-without-test", rates)]
+    assert any("governs the scope" in n for n in checked.notes)
 
 
 def test_ancestors_within_a_range_follow_parents_not_log_order(app_repo: GitRepo) -> None:
@@ -282,6 +301,11 @@ def test_a_signers_file_the_base_lacks_lets_nothing_govern(
     assert _escapes(checked) == [OUTSIDE]
     assert _governs_nothing(checked) == [
         f"trust_signers names {SIGNERS}, which the base {base[:10]} does not have"]
+
+
+def test_a_signers_path_outside_the_repository_is_a_config_error(app_repo: GitRepo) -> None:
+    with pytest.raises(ConfigError, match="'trust_signers' must name a path inside"):
+        config_mod.load(app_repo.path, '[tool.agentgate]\ntrust_signers = "../keys"\n')
 
 
 def test_the_signers_file_is_a_trust_file(app_repo: GitRepo, human_key: Path) -> None:
