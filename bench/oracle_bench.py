@@ -4,9 +4,11 @@ On a generated monorepo (bench/gen_monorepo.py), one range per scenario on top o
 base, each judged by ``agentgate check``: a code-only change (touches no test: pays nothing),
 a skip marker added to a test (a harmless suppression), an edited test (its base form runs),
 and a changed conftest (the selection runs again under the base's harness). The inventory is
-timed cold (collected in a worktree of the base) and warm (from its cache).
+timed cold (collected in a worktree of the base) and warm (from its cache); with
+``--witness``, a witness is recorded at the base first and the inventory is also timed as
+read from it (no collection runs).
 
-    python bench/oracle_bench.py [--modules 2000] [--reps 3]
+    python bench/oracle_bench.py [--modules 2000] [--reps 3] [--witness]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 WORK = HERE / "_work"
 sys.path.insert(0, str(HERE.parent))
 
+from agentgate.core.paths import TestFiles  # noqa: E402
 from agentgate.flows import base_contract  # noqa: E402
 from agentgate.flows import check as checkrun  # noqa: E402
 from agentgate.gate import checks as gate  # noqa: E402
@@ -39,12 +42,15 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, env={**gitio.no_git_env(), **env})
 
 
-def prepare(modules: int) -> Path:
+def prepare(modules: int, *, witness: bool) -> Path:
     root = WORK / f"oracle-{modules}"
     shutil.rmtree(root, ignore_errors=True)
     subprocess.run([sys.executable, str(HERE / "gen_monorepo.py"), str(root), "--modules",
                     str(modules)], check=True, stdout=subprocess.DEVNULL)
     git(root, "tag", "base")
+    if witness:  # recorded at the base: the inventory then comes from it
+        subprocess.run([sys.executable, "-m", "agentgate", "witness", "record"], cwd=root,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return root
 
 
@@ -74,6 +80,7 @@ def scenario(root: Path, name: str, edit: Edit) -> dict[str, Any]:
     edit(root)
     git(root, "commit", "-qam", name)
     shutil.rmtree(gitio.state_dir(root) / "inventory", ignore_errors=True)
+    recorded = _recorded_seconds(root)
     cold = _inventory_seconds(root)
     warm = _inventory_seconds(root)
     start = time.monotonic()
@@ -84,7 +91,7 @@ def scenario(root: Path, name: str, edit: Edit) -> dict[str, Any]:
     return {"scenario": name, "exit": data["exit_code"], "check_s": total,
             "band_s": results.get("duration_s", 0.0) if results.get("ran") else 0.0,
             "tests": results.get("passed", 0) + results.get("failed", 0),
-            "inventory_cold_s": cold, "inventory_warm_s": warm,
+            "inventory_cold_s": cold, "inventory_warm_s": warm, "inventory_witness_s": recorded,
             "oracle_s": found["duration_s"] if found else None}
 
 
@@ -96,6 +103,19 @@ def _inventory_seconds(root: Path) -> float | None:
     if inp is None:
         return None
     inventory.inventory(root, checked.config, checked.merge_base, inp.inventory.files)
+    return time.monotonic() - start
+
+
+def _recorded_seconds(root: Path) -> float | None:
+    """The inventory read from a witness recorded at the base; None without one (or when
+    the range touches no test)."""
+    checked = gate.check_range(root, "base", "HEAD")
+    start = time.monotonic()
+    base_paths = gitio.ls_tree(root, checked.merge_base)
+    tests = TestFiles(checked.config, checked.python_files)
+    files = inventory.touched_tests(checked.changes, tests, base_paths)
+    if not files or base_contract.recorded_inventory(root, checked.merge_base, files) is None:
+        return None
     return time.monotonic() - start
 
 
@@ -114,10 +134,11 @@ def table(modules: int, rows: list[dict[str, Any]]) -> list[str]:
         return "-" if v is None else f"{v:.2f}"
     out = [f"Generated monorepo, {modules} modules ({modules // 11} test files):", "",
            "| range | exit | check total s | band s (tests) | inventory cold s | "
-           "inventory warm s | oracle s |", "|---|---|---|---|---|---|---|"]
+           "inventory warm s | inventory from witness s | oracle s |",
+           "|---|---|---|---|---|---|---|---|"]
     out += [f"| {r['scenario']} | {r['exit']} | {s(r['check_s'])} | {s(r['band_s'])} "
             f"({r['tests']}) | {s(r['inventory_cold_s'])} | {s(r['inventory_warm_s'])} | "
-            f"{s(r['oracle_s'])} |" for r in rows]
+            f"{s(r['inventory_witness_s'])} | {s(r['oracle_s'])} |" for r in rows]
     return out
 
 
@@ -125,8 +146,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--witness", action="store_true",
+                        help="record a witness at the base and time the inventory from it")
     args = parser.parse_args(argv)
-    root = prepare(args.modules)
+    root = prepare(args.modules, witness=args.witness)
     scenario(root, "warm-up", SCENARIOS["code only"])  # the first run pays the OS caches
     rows = [median_row([scenario(root, name, edit) for _ in range(args.reps)])
             for name, edit in SCENARIOS.items()]

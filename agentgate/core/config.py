@@ -97,6 +97,10 @@ class Config:
     # A test whose base form fails on head while its edited form passes (issue 11 item 5):
     # "block" or "report"; None: block when the range has an agent's commit, else report.
     rewritten_tests: str | None = None
+    # An allowed-signers file (git's SSH format) in the repository, read at the base: a
+    # trust-only commit in a range governs the scope after it only when signed by a key it
+    # lists (issue 11 item 8). None: no signature is required.
+    trust_signers: str | None = None
     has_section: bool = False  # whether [tool.agentgate] exists at all
 
     def pinned_env(self) -> dict[str, str]:
@@ -104,7 +108,8 @@ class Config:
         return {"PYTHONHASHSEED": str(self.pythonhashseed), "TZ": self.tz, "LC_ALL": self.lc_all}
 
 
-_STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all")
+_STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", "lc_all",
+             "trust_signers")
 _LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient",
               "trust_paths", "inert")
 _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
@@ -112,7 +117,7 @@ _INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
 # ``freeze``, ``init``) and trusts all of them, so a committed config must not point them
 # outside the repository (issue 11: ``manifest = "../../x"`` made ``init`` write there).
 _REPO_PATH_KEYS = ("scope_file", "manifest", "ledger", "fixtures", "protected", "tests",
-                   "sources", "property_band", "trust_paths")
+                   "sources", "property_band", "trust_paths", "trust_signers")
 _AGENT_KEYS = ("env", "identities", "trailers", "defaults")
 REWRITTEN_POLICIES = ("report", "block")
 KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents",

@@ -24,6 +24,7 @@ from agentgate.plan import harness
 from agentgate.run import inventory, oracle, suppress
 from agentgate.run.band import BandReport
 from agentgate.run.oracle import OracleInput, OracleReport
+from agentgate.witness import presence
 
 
 def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
@@ -62,10 +63,26 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
     return OracleInput(
         merge_base=mb, head=checked.head,
-        inventory=inventory.inventory(root, config, mb, files),
+        inventory=recorded_inventory(root, mb, files) or inventory.inventory(
+            root, config, mb, files),
         renames=_renames(changes), edited=_edited(changes) & frozenset(files),
         harness=tuple(harness.harness_paths(every, config)),
         harness_changed=bool(changed_harness), selection=selection)
+
+
+def recorded_inventory(root: Path, merge_base: str, files: tuple[str, ...]
+                       ) -> inventory.Inventory | None:
+    """The base inventory from a witness recorded at the merge-base itself (issue 11 item 2),
+    or None (no store, no witness there, or one that did not collect every file cleanly)."""
+    if not files or not presence.store_path(root).is_file():
+        return None
+    from agentgate.witness.store import Store  # sqlite and the decoder: only when a store exists
+
+    witness = Store.for_repo(root).load(merge_base)
+    if witness is None:
+        return None
+    outcomes = {n: t.outcome for n, t in witness.tests.items()}
+    return inventory.from_recording(files, outcomes, witness.collected, witness.collect_errors)
 
 
 def _selected_files(selection: tuple[str, ...] | None, tests: TestFiles,

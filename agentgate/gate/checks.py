@@ -18,7 +18,7 @@ from agentgate.core.config import AgentPatterns, Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
 from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, under
-from agentgate.gate import agents, manifest, trust
+from agentgate.gate import agents, govern, manifest, trust
 from agentgate.gate.rules import AgentOf, range_rules, rules_at, staged_rules
 from agentgate.gate.rules import config_at as config_at  # where the callers read the rules
 from agentgate.gate.scope import Scope, from_bytes
@@ -175,23 +175,35 @@ def _scope_reasons(
     if scope is None:
         notes.append(f"no declared scope ({config.scope_file} absent at base): scope rule off")
         return []
-    escaped = [
-        path
-        for change in changes
-        for path in change.paths
-        if not scope.allows(path) and not trust.is_trust_path(path, config)
-        and path not in exempt
-    ]
-    return [
-        Reason(
-            code="scope-escape",
-            verdict=Verdict.SCOPE_ESCAPE,
-            path=path,
-            detail=f"outside the declared scope ({scope.source}); keep the patch inside it, "
-            "or have a human widen the scope in a commit of its own first",
-        )
-        for path in dict.fromkeys(escaped)
-    ]
+    escaped = [p for p in _scope_paths(changes, config, exempt) if not scope.allows(p)]
+    return [_escape(path, scope) for path in escaped]
+
+
+def _scope_paths(changes: list[Change], config: Config, exempt: set[str]) -> list[str]:
+    """The changed paths the scope judges: trust files are the trust rules' to judge."""
+    paths = (p for change in changes for p in change.paths)
+    return list(dict.fromkeys(
+        p for p in paths if not trust.is_trust_path(p, config) and p not in exempt))
+
+
+def _escape(path: str, scope: Scope) -> Reason:
+    return Reason(
+        code="scope-escape",
+        verdict=Verdict.SCOPE_ESCAPE,
+        path=path,
+        detail=f"outside the declared scope ({scope.source}); keep the patch inside it, "
+        "or have a human widen the scope in a commit of its own first",
+    )
+
+
+def _governed_scope(
+    changes: list[Change], config: Config, scope: Scope | None, exempt: set[str],
+    commits: list[govern.CommitFacts], governors: list[govern.Governor],
+) -> list[Reason]:
+    """Each changed path against the scope in force at every commit that changed it: the
+    base's, or that of the newest governing trust-only commit before it (issue 11 item 8)."""
+    paths = _scope_paths(changes, config, exempt)
+    return [_escape(p, s) for p, s in govern.refusals(paths, commits, governors, scope)]
 
 
 # --- ranges ------------------------------------------------------------------------------
@@ -220,10 +232,15 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         commits = gitio.commits_in_range(root, mb, head_sha)
         (config, patterns), repair = range_rules(root, mb, commits)
     notes = [repair] if repair else []
-    reasons = [r for c in commits for r in commit_trust(root, config, c)]
+    facts = [govern.facts(root, config, c) for c in commits]
+    reasons = [r for f in facts for r in _commit_reasons(config, f)]
     exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, mb, p),
                          new=lambda p: gitio.read_text_at(root, head_sha, p))
-    reasons += _scope_reasons(changes, config, scope_at(root, config, scope_rev), notes, exempt)
+    scope = scope_at(root, config, scope_rev)
+    # A human's trust-only commit in the range governs the scope after it (issue 11 item 8).
+    governors = govern.governors(root, config, mb, facts, notes) if scope_rev else []
+    reasons += (_governed_scope(changes, config, scope, exempt, facts, governors) if governors
+                else _scope_reasons(changes, config, scope, notes, exempt))
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
     return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes,
                       python_files=patterns)
@@ -231,20 +248,16 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
 
 def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
     """Rules (a)-(c) for one commit, with the agent read off its identities and trailers."""
-    changes = gitio.commit_changes(root, commit)
-    parent = commit.parents[0] if commit.parents else None
-    trusted = trust.trust_changes(
-        changes,
-        config,
-        old=lambda p: gitio.read_text_at(root, parent, p) if parent else None,
-        new=lambda p: gitio.read_text_at(root, commit.sha, p),
-    )
-    agent = agents.from_commit(commit, config.agents)
+    return _commit_reasons(config, govern.facts(root, config, commit))
+
+
+def _commit_reasons(config: Config, fact: govern.CommitFacts) -> list[Reason]:
+    commit = fact.commit
     return trust.commit_reasons(
-        changes,
-        trusted,
+        fact.changes,
+        fact.trusted,
         config=config,
-        agent=agent,
+        agent=agents.from_commit(commit, config.agents),
         commit=commit.sha,
         root_commit=not commit.parents,
     )

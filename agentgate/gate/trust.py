@@ -46,8 +46,9 @@ class TrustChange:
 
 
 def trust_prefixes(config: Config) -> tuple[str, ...]:
+    signers = (config.trust_signers,) if config.trust_signers else ()
     return (config.scope_file, config.manifest, config.ledger, ACCEPTED_FILE, *ROOT_DIRS,
-            *ROOT_FILES, *config.trust_paths)
+            *ROOT_FILES, *config.trust_paths, *signers)
 
 
 def is_trust_path(path: str, config: Config) -> bool:

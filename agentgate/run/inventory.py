@@ -7,6 +7,11 @@ collected (``pytest --collect-only`` with agentgate's outcome plugin) in a tempo
 of the base, under the project's interpreter and pinned environment, as the band runs. The
 result is cached under ``.git/agentgate/inventory/`` keyed by the base's tree id and the file
 list: a base collected once serves every push on top of it.
+
+When a witness was recorded at the merge-base itself, its tests and their outcomes are the
+inventory (``from_recording``) and nothing is collected: the recording ran the base's suite
+with the base's harness. Only when it collected every asked file without an error; else
+the collection runs as above.
 """
 
 from __future__ import annotations
@@ -14,8 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentgate.core.config import Config
@@ -33,6 +38,9 @@ _FORMAT = 1
 class Inventory:
     files: tuple[str, ...]  # the base's test files asked for
     nodeids: tuple[str, ...]  # what the base's harness collected from them
+    # From a base witness: each node id's outcome when the base's suite ran ("passed",
+    # "failed", "skipped"); empty for a collection, which runs nothing.
+    outcomes: Mapping[str, str] = field(default_factory=dict)
 
 
 def touched_tests(changes: Iterable[Change], tests: TestFiles, base_paths: Iterable[str]
@@ -63,6 +71,18 @@ def inventory(root: Path, config: Config, base: str, files: tuple[str, ...]) -> 
     found = Inventory(files, collect(root, config, base, files))
     _write(path, found)
     return found
+
+
+def from_recording(files: tuple[str, ...], outcomes: Mapping[str, str],
+                   collected: Iterable[str], errors: Iterable[str]) -> Inventory | None:
+    """The inventory of ``files`` from a recording of the base's suite (its tests' outcomes,
+    the test files it collected and those that failed to); None when it did not collect
+    every one of ``files`` cleanly, so the caller collects instead."""
+    wanted = frozenset(files)
+    if not wanted <= frozenset(collected) or wanted & frozenset(errors):
+        return None
+    ids = tuple(sorted(n for n in outcomes if n.split("::", 1)[0] in wanted))
+    return Inventory(files, ids, {n: outcomes[n] for n in ids})
 
 
 def collect(root: Path, config: Config, base: str, files: tuple[str, ...]) -> tuple[str, ...]:

@@ -63,17 +63,30 @@ def test_in_scope_commit_passes(app_repo: GitRepo) -> None:
     assert gate.check_staged(app_repo.path, {}).verdict is Verdict.SCOPED
 
 
-def test_the_base_scope_governs_a_range(app_repo: GitRepo) -> None:
+def test_a_humans_widening_in_the_range_governs_the_commits_after_it(app_repo: GitRepo) -> None:
+    """The rule changed deliberately (issue 11 item 8). The base's scope used to govern every
+    commit of a range, so the seed workflow -- a human widens the scope in the pull request,
+    the agent's commits then use it -- took two pull requests. A human's standalone
+    trust-only commit now governs the commits after it; code before it, code in the same
+    commit, and any widening by an agent stay under the base's scope
+    (tests/gate/test_govern.py plays those attacks)."""
     base = _scoped_repo(app_repo)
-    # A human widens the scope in a commit of its own (allowed by the trust rules)...
     app_repo.write(".agentgate/scope", "app\ntests\n")
     app_repo.commit("widen scope")
-    # ...but code in the same range is still judged by the scope at the base.
     app_repo.write("app/checkout/session.py", "# edited\n")
     head = app_repo.commit("checkout edit")
     checked = gate.check_range(app_repo.path, base, head)
+    assert checked.reasons == []
+
+
+def test_the_base_scope_governs_a_range_without_a_widening(app_repo: GitRepo) -> None:
+    base = _scoped_repo(app_repo)
+    app_repo.write("app/checkout/session.py", "# edited\n")
+    app_repo.write(".agentgate/scope", "app\ntests\n")  # with the code: governs nothing
+    head = app_repo.commit("checkout edit, scope widened in the same commit")
+    checked = gate.check_range(app_repo.path, base, head)
     assert [(r.code, r.path) for r in checked.reasons] == [
-        ("scope-escape", "app/checkout/session.py")
+        ("trust-mixed", ".agentgate/scope"), ("scope-escape", "app/checkout/session.py")
     ]
 
 
