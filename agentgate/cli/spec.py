@@ -205,6 +205,13 @@ ATTRIBUTE = Command(("attribute",), (
     _str("owner", "--owner", "Who answers for the freeze."),
     _str("until", "--until", "Freeze expiry, YYYY-MM-DD."),
     _str("reason", "--reason", "Why it is frozen (default: the evidence).", ""),
+    _str("shard", "--shard", "Run only the I-th of N shares of the seeds and write the "
+         "evidence to --evidence-out (a CI matrix).", metavar="I/N"),
+    Param(name="evidence_out", flags=("--evidence-out",), kind=Path, metavar="FILE",
+          help="The evidence file --shard writes."),
+    Param(name="merge", flags=("--merge",), kind=Path, multiple=True, metavar="FILE",
+          help="Give the verdict over the evidence of every shard (repeatable; a folder "
+          "means its *.json files); runs nothing."),
     TODAY, REPO, FORMAT,
 ))
 
@@ -220,7 +227,7 @@ WITNESS = (
     )),
     Command(("witness", "merge"), "Merge the shard files of one revision (witness record "
             "--shard) into the store, as one witness.", (
-        Param(name="files", kind=Path, multiple=True, required=True,
+        Param(name="files", kind=Path, multiple=True,
               help="Every shard's file, 1/N to N/N."),
         REPO, FORMAT,
     )),

@@ -18,11 +18,11 @@ def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: 
                                 shard=shard, out=out), fmt)
 
 
-def _merge(*, files: list[Path], repo: Path, fmt: str) -> int:
+def _merge(*, files: list[Path] | None, repo: Path, fmt: str) -> int:
     from agentgate.witness import record
 
     root, _config = repo_and_config(repo)
-    return finish(record.merge(root, files), fmt)
+    return finish(record.merge(root, files or []), fmt)
 
 
 def _export(*, file: Path, rev: str | None, every: bool, repo: Path, fmt: str) -> int:

@@ -248,6 +248,17 @@ def parse_workers(text: str) -> int | str:
     return value
 
 
+def parse_shard(text: str, option: str = "--shard") -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N (a CI matrix's job I of N); anything else is exit 64."""
+    index, sep, count = text.partition("/")
+    if not (sep and index.strip().isdigit() and count.strip().isdigit()):
+        raise ConfigError(f"{option} {text!r}: give I/N, e.g. {option} 1/4")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise ConfigError(f"{option} {text!r}: I must be from 1 to N")
+    return i, n
+
+
 def _convert_agents(value: Any) -> tuple[Any, str | None]:
     if not isinstance(value, dict):
         return None, "'agents' must be a table (env, identities, trailers, defaults)"

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agentgate.core.config import parse_shard
 from agentgate.core.errors import ConfigError
 from agentgate.witness.depgraph import Node, Witness, with_incompleteness
 
@@ -27,14 +28,8 @@ VERSION = 1
 
 
 def parse(text: str) -> tuple[int, int]:
-    """``I/N`` with 1 <= I <= N; anything else is exit 64."""
-    index, sep, count = text.partition("/")
-    if not (sep and index.strip().isdigit() and count.strip().isdigit()):
-        raise ConfigError(f"--shard {text!r}: give I/N, e.g. --shard 1/4")
-    i, n = int(index), int(count)
-    if not 1 <= i <= n:
-        raise ConfigError(f"--shard {text!r}: I must be from 1 to N")
-    return i, n
+    """``--shard I/N`` (exit 64 on anything else)."""
+    return parse_shard(text)
 
 
 def part(path: str, count: int) -> int:
