@@ -337,9 +337,9 @@ def _shard_result(request: Request, summary: Summary) -> Result:
     evidence.write(request.evidence_out, found)
     index, count = request.shard
     return Result(command="attribute", base=summary.base_sha, head=summary.head_sha, notes=[
-        f"attribute shard {index}/{count} of {request.nodeid}: {len(records)} runs written "
-        f"to {request.evidence_out}; merge every shard with attribute {request.nodeid} "
-        "--merge FILE"])
+        f"attribute shard {index}/{count}: {len(records)} runs written to "
+        f"{request.evidence_out}",
+        "merge every shard's file with: agentgate attribute NODEID --merge FILE|FOLDER"])
 
 
 def attribute_merge(root: Path, config: Config, request: Request, paths: list[Path]) -> Result:

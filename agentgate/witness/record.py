@@ -78,10 +78,10 @@ def _shard_request(shard: str | None, out: Path | None) -> tuple[int, int] | Non
 
 def _shard_result(witness: graph.Witness, part: tuple[int, int], out: Path,
                   note: str | None) -> Result:
-    line = (f"witness shard {part[0]}/{part[1]} of {witness.sha[:12]}: {len(witness.tests)} "
-            f"tests written to {out}; merge every shard with agentgate witness merge")
+    lines = [f"witness shard {part[0]}/{part[1]}: {len(witness.tests)} tests written to {out}",
+             "merge every shard's file with: agentgate witness merge FILE..."]
     return Result(command="witness record", head=witness.sha,
-                  notes=[line, *([note] if note else [])])
+                  notes=[*lines, *([note] if note else [])])
 
 
 def merge(root: Path, files: Sequence[Path]) -> Result:

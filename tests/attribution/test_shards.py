@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,26 @@ def test_shard_usage_errors_exit_64(
     done = _agentgate(repo, "attribute", NODE, "--base", "main", *args)
     out = done.stdout + done.stderr
     assert done.returncode == 64 and said in out and "Traceback" not in out, out
+
+
+def test_a_merge_can_freeze_what_the_shards_found_on_both_trees(
+    repo: GitRepo, tmp_path: Path,
+) -> None:
+    patch_repo(repo, {"app/core.py": SET_ORDER_CODE, "tests/test_core.py": TEST_PICK},
+               {"README.md": "unrelated docs change\n"})
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    until = (datetime.now(UTC).date() + timedelta(days=14)).isoformat()
+    freeze = ("--freeze", "--owner", "Test Human", "--until", until)
+    refused = _agentgate(repo, "attribute", NODE, *ASKED, *freeze, "--shard", "1/2",
+                         "--evidence-out", str(tmp_path / "x.json"))
+    assert refused.returncode == 64 and "--freeze goes with --merge" in refused.stderr
+    for i in (1, 2):
+        _shard(repo, i, tmp_path / f"e{i}.json")
+    done = _agentgate(repo, "attribute", NODE, "--merge", str(tmp_path), *freeze,
+                      "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert (data["verdict"], data["freeze_allowed"]) == ("PRE_EXISTING", True)
+    record = json.loads((repo.path / data["freeze"]["path"]).read_text(encoding="utf-8"))
+    assert record["evidence"]["base_fail"] == record["evidence"]["head_fail"] == failing
+    assert run_agentgate("ledger", "check", cwd=repo.path).returncode == 0

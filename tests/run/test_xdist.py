@@ -15,7 +15,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.errors import ConfigError
 from agentgate.run import accounting, band
 from agentgate.run.band import BandSpec, Tree
-from tests.support.git_repo import GitRepo
+from tests.support.git_repo import GitRepo, run_agentgate
 
 pytest.importorskip("xdist")
 pytest_plugins = ["pytester"]
@@ -169,3 +169,24 @@ def test_workers_config_and_option(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--workers 'x'"):
         config_mod.parse_workers("x")
     assert dataclasses.replace(config_mod.load(tmp_path, ok), workers=0).workers == 0
+
+
+def test_check_and_the_pre_push_hook_take_workers(repo: GitRepo) -> None:
+    repo.files({"app/__init__.py": "", "tests/test_w0.py": IN_WORKER.format(0)})
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "patch")
+    repo.files({"tests/test_w0.py": IN_WORKER.format(0) + "\n# touched\n"})
+    repo.commit("touch the worker-only test")
+    on_workers = run_agentgate("check", "--base", "main", "--workers", "2", cwd=repo.path)
+    assert on_workers.returncode == 0, on_workers.stdout + on_workers.stderr
+    # The config's 0 (one process) is what runs without the option: the test fails there.
+    repo.git("checkout", "-q", "main")
+    repo.files({"pyproject.toml": "[tool.agentgate]\nworkers = 0\n"})
+    repo.commit("one process")
+    repo.git("checkout", "-q", "patch")
+    repo.git("rebase", "-q", "main")
+    serial = run_agentgate("check", "--base", "main", cwd=repo.path)
+    assert serial.returncode == 1, serial.stdout + serial.stderr
+    for args in (("check", "--base", "main"), ("hook", "pre-push")):
+        bad = run_agentgate(*args, "--workers", "lots", cwd=repo.path)
+        assert bad.returncode == 64 and "--workers 'lots'" in bad.stdout + bad.stderr, args
