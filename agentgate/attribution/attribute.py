@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentgate.attribution import evidence
 from agentgate.attribution.request import CONTEXTS, MODES, FreezeRequest, Request
 from agentgate.attribution.runs import (
     Harness,
@@ -63,6 +64,13 @@ def attribute(root: Path, config: Config, request: Request) -> Result:
         )
     _require_on_head(root, head, request.nodeid)
     summary = _collect(root, config, request, base, head)
+    if request.shard is not None:
+        return _shard_result(request, summary)
+    return _verdict(root, config, request, summary)
+
+
+def _verdict(root: Path, config: Config, request: Request, summary: Summary) -> Result:
+    base, head = summary.base_sha, summary.head_sha
     decision = decide(
         summary.base, summary.head, stage=summary.stage, base_problem=summary.base_problem
     )
@@ -89,13 +97,22 @@ def _validated(request: Request, config: Config) -> Request:
             problems.append(f"--{name} must be at least 1")
     if any(s < 0 or s > 4294967295 for s in request.seeds):
         problems.append("--seed must be 0..4294967295 (PYTHONHASHSEED's range)")
+    if request.freeze is not None and request.shard is not None:
+        problems.append("--freeze goes with --merge, not with one --shard")
     if request.freeze is not None:
         # UTC, as the ledger counts days: a freeze expires on the same day everywhere.
         today = request.today or datetime.now(UTC).date()
         problems += _freeze_problems(request.freeze, config, today)
+    problems += _shard_problems(request)
     if problems:
         raise AgentgateError("; ".join(problems))
     return replace(request, nodeid=nodeid)
+
+
+def _shard_problems(request: Request) -> list[str]:
+    if (request.shard is None) == (request.evidence_out is None):
+        return []
+    return ["--shard I/N and --evidence-out FILE go together"]
 
 
 def _freeze_problems(freeze: FreezeRequest, config: Config, today: date) -> list[str]:
@@ -188,9 +205,10 @@ class _Stages:
         request = self.request
         names: list[str] = [n for n in ("base", "head") if n in self.runner.trees]
         if request.mode == "matched":
-            seeds = list(request.seeds or (self.config.pythonhashseed,))
+            seeds = evidence.share(request.seeds or (self.config.pythonhashseed,),
+                                   request.shard)
             return self._go(_matched(seeds, names, request.repeats, 0, request.serial))
-        seeds = list(range(request.runs))
+        seeds = evidence.share(range(request.runs), request.shard)
         records = self._go(_swept(seeds, names, request.serial))
         if not base_has_file:
             records += _absent(seeds)
@@ -296,6 +314,51 @@ def _summary(
         reverted=TreeEvidence("reverted", base, trees["reverted"]) if trees["reverted"] else None,
         base_problem=base_problem, base_sha=base, head_sha=head, wall_seconds=wall,
     )
+
+
+# --- sharded: one share of the seeds, then a merge of every share (attribution.evidence) ---
+
+def _asked(request: Request, summary: Summary) -> dict[str, object]:
+    count = request.shard[1] if request.shard else 1
+    return {"nodeid": request.nodeid, "base": summary.base_sha, "head": summary.head_sha,
+            "mode": request.mode, "context": request.context, "runs": request.runs,
+            "repeats": request.repeats, "seeds": tuple(request.seeds),
+            "revert_code": request.revert_code, "env": summary.env, "of": count}
+
+
+def _shard_result(request: Request, summary: Summary) -> Result:
+    from agentgate.core.model import Result
+
+    assert request.shard is not None and request.evidence_out is not None
+    records = [*summary.head.records, *(summary.base.records if summary.base else ()),
+               *(summary.reverted.records if summary.reverted else ())]
+    found = evidence.Evidence(_asked(request, summary), request.shard[0], tuple(records),
+                              summary.base_problem, summary.python, summary.wall_seconds)
+    evidence.write(request.evidence_out, found)
+    index, count = request.shard
+    return Result(command="attribute", base=summary.base_sha, head=summary.head_sha, notes=[
+        f"attribute shard {index}/{count}: {len(records)} runs written to "
+        f"{request.evidence_out}",
+        "merge every shard's file with: agentgate attribute NODEID --merge FILE|FOLDER"])
+
+
+def attribute_merge(root: Path, config: Config, request: Request, paths: list[Path]) -> Result:
+    """The verdict over every shard's evidence, as one attribution of all the runs."""
+    nodeid = _validated(request, config).nodeid
+    shards = [evidence.read(p) for p in evidence.files(paths)]
+    evidence.check(shards, nodeid)
+    asked = shards[0].asked
+    merged = replace(request, nodeid=nodeid, mode=str(asked["mode"]),
+                     context=str(asked["context"]), runs=int(asked["runs"]),
+                     repeats=int(asked["repeats"]), seeds=tuple(asked["seeds"]),
+                     revert_code=bool(asked["revert_code"]), base=str(asked["base"]),
+                     head=str(asked["head"]))
+    problem = next((s.base_problem for s in shards if s.base_problem), "")
+    records = [r for s in shards for r in s.records]
+    summary = _summary(records, merged, config, problem, shards[0].python, len(shards),
+                       (str(asked["base"]), str(asked["head"]),
+                        max(s.wall_seconds for s in shards)))
+    return _verdict(root, config, merged, replace(summary, env=dict(asked["env"])))
 
 
 # --- care: progress ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 MODES = ("both", "swept", "matched")
 CONTEXTS = ("alone", "file")
@@ -33,3 +34,5 @@ class Request:
     freeze: FreezeRequest | None = None
     progress: bool | None = None  # None: only when stderr is a TTY
     today: date | None = None  # injectable "today" for the freeze checks
+    shard: tuple[int, int] | None = None  # (I, N): only the I-th share of the seeds
+    evidence_out: Path | None = None  # where a shard's evidence goes (attribution.evidence)

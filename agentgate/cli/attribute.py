@@ -31,10 +31,12 @@ def attribute(
     seed: list[int] | None, mode: str, context: str, jobs: int | None, serial: bool,
     timeout: float | None, revert_code: bool, freeze: bool, owner: str | None,
     until: str | None, reason: str, today: str | None, repo: Path, fmt: str,
+    shard: str | None = None, evidence_out: Path | None = None, merge: list[Path] | None = None,
 ) -> int:
     # lazy: every other command's start-up stays light
-    from agentgate.attribution.attribute import attribute
+    from agentgate.attribution.attribute import attribute, attribute_merge
     from agentgate.attribution.request import FreezeRequest, Request
+    from agentgate.core.config import parse_shard
 
     freeze_request = None
     if freeze:
@@ -49,8 +51,14 @@ def attribute(
         seeds=tuple(seed or ()), mode=mode, context=context, jobs=jobs, serial=serial,
         timeout=timeout, revert_code=revert_code, freeze=freeze_request,
         today=_date(today, "--today"),
+        shard=parse_shard(shard) if shard is not None else None, evidence_out=evidence_out,
     )
     root, config = repo_and_config(repo)
+    if merge:
+        if shard is not None:
+            raise typer.BadParameter("--merge gives the verdict over every shard; drop "
+                                     "--shard", param_hint="--merge")
+        return finish(attribute_merge(root, config, request, merge), fmt)
     return finish(attribute(root, config, request), fmt)
 
 

@@ -49,12 +49,16 @@ def hook_prepare_commit_msg(
     return hooks.prepare_commit_msg(message_file, Format(fmt))
 
 
-def hook_pre_push(*, remote: str | None, url: str | None, fmt: str) -> int:
+def hook_pre_push(
+    *, remote: str | None, url: str | None, fmt: str, workers: str | None = None
+) -> int:
     """``url`` is accepted because git passes it; the refs on stdin say all that is needed."""
+    from agentgate.core.config import parse_workers
     from agentgate.flows import hooks
 
+    count = None if workers is None else parse_workers(workers)
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    return hooks.pre_push(Format(fmt), remote, stdin)
+    return hooks.pre_push(Format(fmt), remote, stdin, workers=count)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

@@ -11,12 +11,16 @@ from agentgate.cli.common import finish
 from agentgate.git import gitio
 
 
-def check_command(*, base: str, head: str, fmt: str, shadow: bool, repo: Path) -> int:
+def check_command(
+    *, base: str, head: str, fmt: str, shadow: bool, repo: Path, workers: str | None = None
+) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
+    from agentgate.core.config import parse_workers
     from agentgate.flows import check as checkrun
 
     root = gitio.repo_root(repo)
-    return finish(checkrun.check(root, base, head, shadow=shadow), fmt)
+    count = None if workers is None else parse_workers(workers)
+    return finish(checkrun.check(root, base, head, shadow=shadow, workers=count), fmt)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

@@ -75,6 +75,8 @@ HEAD = _str("head", "--head", "Head of the range (default HEAD).", "HEAD")
 NODEID = Param(name="test", required=True, help="The test's pytest node id (path::name).")
 REV = _str("rev", "--rev", "Revision (default: HEAD for record).")
 CODES = "Exit 0 allowed, 3 scope escape, 4 blocked."
+WORKERS = _str("workers", "--workers", "pytest-xdist processes for the band and the full "
+               "suite: auto, N, or 0 for one (default: config workers).", metavar="auto|N")
 
 GROUPS = (
     Group("hook", "What the git hooks call (pre-commit, prepare-commit-msg, commit-msg, "
@@ -98,7 +100,7 @@ CHECK = Command(("check",), "Plan the range, then run the band (or the full suit
     BASE, HEAD, FORMAT,
     _flag("shadow", "--shadow", "Also run the full suite and report every failure the band "
           "did not select."),
-    REPO,
+    REPO, WORKERS,
 ))
 PRE_COMMIT = Command(("hook", "pre-commit"), f"Check the staged change. {CODES}", (FORMAT,))
 COMMIT_MSG = Command(("hook", "commit-msg"), f"Check the message's trailers. {CODES}", (
@@ -118,7 +120,7 @@ PREPARE_COMMIT_MSG = Command(("hook", "prepare-commit-msg"), "Check the staged c
 PRE_PUSH = Command(("hook", "pre-push"), "Check every pushed commit and the range.", (
     Param(name="remote", help="Remote name (git passes it)."),
     Param(name="url", help="Remote URL (git passes it)."),
-    FORMAT,
+    FORMAT, WORKERS,
 ))
 
 
@@ -203,6 +205,13 @@ ATTRIBUTE = Command(("attribute",), (
     _str("owner", "--owner", "Who answers for the freeze."),
     _str("until", "--until", "Freeze expiry, YYYY-MM-DD."),
     _str("reason", "--reason", "Why it is frozen (default: the evidence).", ""),
+    _str("shard", "--shard", "Run only the I-th of N shares of the seeds and write the "
+         "evidence to --evidence-out (a CI matrix).", metavar="I/N"),
+    Param(name="evidence_out", flags=("--evidence-out",), kind=Path, metavar="FILE",
+          help="The evidence file --shard writes."),
+    Param(name="merge", flags=("--merge",), kind=Path, multiple=True, metavar="FILE",
+          help="Give the verdict over the evidence of every shard (repeatable; a folder "
+          "means its *.json files); runs nothing."),
     TODAY, REPO, FORMAT,
 ))
 
@@ -211,6 +220,16 @@ WITNESS = (
             "witness for the revision.", (
         Param(name="pytest_args", multiple=True, help="Extra pytest arguments (after --)."),
         REV, REPO, FORMAT,
+        _str("shard", "--shard", "Record only the I-th of N shares of the tests (by test "
+             "file) into --out, for witness merge (a CI matrix).", metavar="I/N"),
+        Param(name="out", flags=("--out",), kind=Path, metavar="FILE",
+              help="The shard file --shard writes."),
+    )),
+    Command(("witness", "merge"), "Merge the shard files of one revision (witness record "
+            "--shard) into the store, as one witness.", (
+        Param(name="files", kind=Path, multiple=True,
+              help="Every shard's file, 1/N to N/N."),
+        REPO, FORMAT,
     )),
     Command(("witness", "export"), "Write a witness (default: the newest) to one file, e.g. a "
             "CI artifact.", (

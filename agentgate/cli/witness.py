@@ -9,11 +9,20 @@ from pathlib import Path
 from agentgate.cli.common import finish, repo_and_config
 
 
-def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str) -> int:
+def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str,
+            shard: str | None, out: Path | None) -> int:
     from agentgate.witness import record
 
     root, config = repo_and_config(repo)
-    return finish(record.record(root, config, rev=rev, pytest_args=pytest_args or ()), fmt)
+    return finish(record.record(root, config, rev=rev, pytest_args=pytest_args or (),
+                                shard=shard, out=out), fmt)
+
+
+def _merge(*, files: list[Path] | None, repo: Path, fmt: str) -> int:
+    from agentgate.witness import record
+
+    root, _config = repo_and_config(repo)
+    return finish(record.merge(root, files or []), fmt)
 
 
 def _export(*, file: Path, rev: str | None, every: bool, repo: Path, fmt: str) -> int:
@@ -42,4 +51,5 @@ COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {
     ("witness", "export"): _export,
     ("witness", "import"): _import,
     ("witness", "show"): _show,
+    ("witness", "merge"): _merge,
 }

@@ -102,6 +102,8 @@ class Config:
     # lists (issue 11 item 8). None: no signature is required.
     trust_signers: str | None = None
     has_section: bool = False  # whether [tool.agentgate] exists at all
+    # pytest-xdist for the band and the full suite: "auto", a worker count, or 0 (never)
+    workers: int | str = "auto"
 
     def pinned_env(self) -> dict[str, str]:
         """The ambient inputs every test run is pinned to, recorded in reports."""
@@ -121,7 +123,7 @@ _REPO_PATH_KEYS = ("scope_file", "manifest", "ledger", "fixtures", "protected", 
 _AGENT_KEYS = ("env", "identities", "trailers", "defaults")
 REWRITTEN_POLICIES = ("report", "block")
 KNOWN_KEYS = frozenset((*_STR_KEYS, *_LIST_KEYS, *_INT_KEYS, "shadow_percent", "agents",
-                        "rewritten_tests"))
+                        "rewritten_tests", "workers"))
 
 
 def parse_toml(text: str, *, where: str) -> dict[str, Any]:
@@ -231,7 +233,35 @@ def _convert_type(key: str, value: Any) -> tuple[Any, str | None]:
     if key == "rewritten_tests":
         ok = value in REWRITTEN_POLICIES
         return value, None if ok else "'rewritten_tests' must be \"report\" or \"block\""
+    if key == "workers":
+        return _convert_workers(value)
     return _convert_agents(value)
+
+
+def _convert_workers(value: Any) -> tuple[Any, str | None]:
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)
+                           and value >= 0):
+        return value, None
+    return None, "'workers' must be \"auto\" or a non-negative integer"
+
+
+def parse_workers(text: str) -> int | str:
+    """``--workers``: "auto" or a count (0: one process); anything else is exit 64."""
+    value: int | str = int(text) if text.strip().isdigit() else text.strip()
+    if _convert_workers(value)[1]:
+        raise ConfigError(f"--workers {text!r}: must be \"auto\" or a non-negative integer")
+    return value
+
+
+def parse_shard(text: str, option: str = "--shard") -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N (a CI matrix's job I of N); anything else is exit 64."""
+    index, sep, count = text.partition("/")
+    if not (sep and index.strip().isdigit() and count.strip().isdigit()):
+        raise ConfigError(f"{option} {text!r}: give I/N, e.g. {option} 1/4")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise ConfigError(f"{option} {text!r}: I must be from 1 to N")
+    return i, n
 
 
 def _convert_agents(value: Any) -> tuple[Any, str | None]:

@@ -218,7 +218,9 @@ def _added_markers(
 
 # --- check -------------------------------------------------------------------------------------
 
-def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False) -> Result:
+def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False,
+          workers: int | str | None = None) -> Result:
+    """``workers``: ``--workers``, else the config's (pytest-xdist, run.band)."""
     from agentgate.run import band
 
     start = time.monotonic()
@@ -234,7 +236,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
                 _not_run(result, planned)
             else:
                 _fill(result, planned)
-                ran = _run(root, planned, tree, result, shadow=shadow)
+                ran = _run(root, planned, tree, result, shadow=shadow, workers=workers)
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
@@ -251,7 +253,8 @@ def _not_run(result: CheckResult, planned: Planned) -> None:
 
 
 def _run(
-    root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
+    root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool,
+    workers: int | str | None = None,
 ) -> _Ran:
     from agentgate.flows import check_results as checkrun_results
     from agentgate.run import band, interp
@@ -264,7 +267,9 @@ def _run(
     # The range's interpreter check (issue 11): not a file the range tracks or changed.
     interp.project_python(root, config, head=planned.range.head,
                           base=planned.range.merge_base if planned.base_given else None)
-    spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow)
+    spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow,
+                         config.workers if workers is None else workers,
+                         len(planned.plan.suite))
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen)
     result.reasons += checkrun_results.run_reasons(report, selection)

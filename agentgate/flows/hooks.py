@@ -184,7 +184,8 @@ def _base_candidates(configured: str | None, remote: str | None) -> list[str]:
 
 
 def pre_push(
-    fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None
+    fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None,
+    workers: int | str | None = None,
 ) -> int:
     """``remote`` as git passes it; under pre-commit, which passes none, its variable."""
     env = os.environ if env is None else env
@@ -192,20 +193,20 @@ def pre_push(
     remote = remote if remote is not None else env.get("PRE_COMMIT_REMOTE_NAME")
     codes = []
     for push in push_ranges(root, env, stdin_text, remote):
-        result = check_push(root, push)
+        result = check_push(root, push, workers)
         emit(result, fmt)
         codes.append(result.verdict)
     return worst(codes).exit_code if codes else 0
 
 
-def check_push(root: Path, push: PushRange) -> Result:
+def check_push(root: Path, push: PushRange, workers: int | str | None = None) -> Result:
     """Every pushed commit against the trust boundary, then the planned band on the pushed
     code (the full suite when promoted or when there is nothing to compare against)."""
     from agentgate.flows import (
         check as checkrun,  # the push path may pay for the planner and the band
     )
 
-    result = checkrun.check(root, push.base, push.head)
+    result = checkrun.check(root, push.base, push.head, workers=workers)
     result.command = f"hook pre-push {push.label}"
     if push.note:
         result.notes.insert(0, push.note)

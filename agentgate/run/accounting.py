@@ -15,6 +15,11 @@ them into reasons. What fails the check (issue 11, item 1):
 
 An xfail marker that turns a failure into ``xfailed`` is not a rewrite: it is a suppression,
 which the base oracle judges (a test marked at base stays marked).
+
+Under pytest-xdist the file is the controller's: what pytest reported comes from every worker
+through ``pytest_runtest_logreport``, what each worker saw run (phases, collection,
+deselection) from its ``workeroutput`` at its end. A worker that died sent none, so the tests
+it ran have no phase and are named here like any test without an outcome.
 """
 
 from __future__ import annotations

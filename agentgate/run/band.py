@@ -13,6 +13,7 @@ The selection travels in a JSON file read by a two-line bootstrap that calls
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgate.core.config import Config
-from agentgate.core.errors import AgentgateError
+from agentgate.core.errors import AgentgateError, ConfigError
 from agentgate.git import scratch, worktrees
 from agentgate.run import accounting, inifile, interp, process
 from agentgate.run.junit import Outcome, read_nodes
@@ -242,6 +243,8 @@ class BandSpec:
     property_band: tuple[str, ...] = ()  # config: path prefixes, or "marker:NAME"
     hypothesis_seed: int = 0
     shadow: bool = False  # also run the full suite (when the band was not already it)
+    workers: int | str = 0  # pytest-xdist: "auto", a count, or 0 for one process
+    suite_files: int = 0  # test files in the whole suite: "auto" sizes a full run by it
 
 
 @dataclass(frozen=True)
@@ -344,11 +347,45 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
         plugins = install_outcomes_plugin(workdir)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
-        interp.require_pytest(python, env, tree.path)
+        has_xdist = interp.require_pytest(python, env, tree.path)
         runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
-        results = tuple(runner.run(s) for s in band_runs(spec, tree.path))
+        runs = [with_workers(r, spec, has_xdist, python) for r in band_runs(spec, tree.path)]
+        results = tuple(runner.run(s) for s in runs)
     problems = accounting.account_runs(
         [(runner.seen.get(r.label), r.exit_code) for r in results
          if r.label != "shadow" and not r.timed_out], spec.selection)
     return BandReport(str(tree.path), tree.worktree, python, pinned, results, tuple(problems),
                       dict(runner.seen))
+
+
+# --- pytest-xdist (issue 13 item 3) ------------------------------------------------------------
+
+# "auto" distributes a run only from this many test files: below it, starting the workers
+# (each one imports and collects the project) costs more than it saves.
+AUTO_MIN_FILES = 20
+XDIST_RUNS = ("band", "full", "shadow")  # the property runs keep their one pinned process
+
+
+def with_workers(run: RunSpec, spec: BandSpec, has_xdist: bool, python: str) -> RunSpec:
+    """``run`` with the ``-n`` its band asks for; the outcome plugin accounts for every
+    test on the controller either way (run.outcomes)."""
+    if run.label not in XDIST_RUNS:
+        return run
+    files = len({s.split("::", 1)[0] for s in run.paths}) if run.selected else spec.suite_files
+    args = xdist_args(spec.workers, files, has_xdist, python)
+    return dataclasses.replace(run, args=(*args, *run.args)) if args else run
+
+
+def xdist_args(workers: int | str, files: int, has_xdist: bool, python: str) -> tuple[str, ...]:
+    """``-n`` for a run of ``files`` test files: 0 is one process (``-n 0`` also overrides a
+    project's own ``-n`` in addopts), a count is that many workers, "auto" is ``-n auto``
+    on a machine with cores to spare and a run large enough to pay for the workers."""
+    if not has_xdist:
+        if workers not in (0, "auto"):
+            raise ConfigError(f"workers = {workers} needs pytest-xdist in the project's "
+                              f"interpreter {python}; install it there or set workers = 0")
+        return ()
+    if workers == "auto":
+        big = files >= AUTO_MIN_FILES and (os.cpu_count() or 1) > 1
+        return ("-n", "auto") if big else ()
+    return ("-n", str(workers))

@@ -153,13 +153,19 @@ def test_env(
     return env
 
 
-def require_pytest(python: str, env: dict[str, str], cwd: Path) -> None:
+# One interpreter start for both questions: pytest (required), pytest-xdist (optional).
+_PROBE = ("import importlib.util, sys, pytest\n"
+          "sys.stdout.write('xdist' if importlib.util.find_spec('xdist') else '')\n")
+
+
+def require_pytest(python: str, env: dict[str, str], cwd: Path) -> bool:
     """Exit 64 when the project's interpreter has no pytest (issue 13: a push from a shell
-    without the venv active was reported as failed tests, exit 1)."""
+    without the venv active was reported as failed tests, exit 1); whether it has
+    pytest-xdist, found by the same probe."""
     from agentgate.run import process  # the band's path only; the commit hook never gets here
 
     try:
-        done = process.capture([python, "-c", "import pytest"], cwd=cwd, env=env, timeout=60)
+        done = process.capture([python, "-c", _PROBE], cwd=cwd, env=env, timeout=60)
     except OSError as exc:
         raise ConfigError(f"cannot run the project's interpreter {python!r} ({exc}); set "
                           "[tool.agentgate] python") from None
@@ -167,3 +173,4 @@ def require_pytest(python: str, env: dict[str, str], cwd: Path) -> None:
         raise ConfigError(f"the project's interpreter {python} has no pytest; install pytest "
                           "there, activate the project's virtualenv, or set [tool.agentgate] "
                           "python to one that has it")
+    return done.stdout.strip() == b"xdist"

@@ -29,6 +29,8 @@ import pytest
 OPTION = "--agentgate-outcomes"
 FORMAT = 1
 _KEY = pytest.StashKey["Outcomes"]()
+WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
+_PHASES = ("setup", "call", "teardown")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,7 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("agentgate_outcomes")
-    if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
+    if path and hasattr(config, "workerinput"):  # an xdist worker: see WorkerOutcomes
+        config.pluginmanager.register(WorkerOutcomes(config), "agentgate-outcomes-worker")
+    elif path:
         outcomes = Outcomes(str(path))
         config.stash[_KEY] = outcomes
         config.pluginmanager.register(outcomes, "agentgate-outcomes")
@@ -114,6 +118,24 @@ class Outcomes:
         self.finished, self.exitstatus = True, int(exitstatus)
         self._write()
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """An xdist worker ended: take what it saw run. A worker that crashed sends nothing,
+        so the tests it ran keep no phase, and accounting fails them (issue 13)."""
+        output = getattr(node, "workeroutput", None) or {}
+        seen = output.get(WORKER_KEY)
+        if isinstance(seen, dict):
+            self._merge_worker(seen)
+
+    def _merge_worker(self, seen: dict[str, Any]) -> None:
+        for nodeid, phases in seen.get("tests", {}).items():
+            entry = self.tests.setdefault(nodeid, {})
+            entry.update({p: v for p, v in phases.items() if p in _PHASES})
+        known = set(self.collected)
+        self.collected += [n for n in seen.get("collected", ()) if n not in known]
+        known = set(self.deselected)
+        self.deselected += [n for n in seen.get("deselected", ()) if n not in known]
+
     def _write(self) -> None:
         data: dict[str, Any] = {
             "format": FORMAT, "finished": self.finished, "exitstatus": self.exitstatus,
@@ -123,6 +145,27 @@ class Outcomes:
         with open(tmp, "w", encoding="utf-8") as out:
             json.dump(data, out)
         os.replace(tmp, self.path)
+
+
+class WorkerOutcomes(Outcomes):
+    """On an xdist worker: the same phase wrappers, collection and deselection, handed to
+    the controller in ``workeroutput`` when the worker's session ends (xdist sends it after
+    every ``pytest_sessionfinish``). Workers never write the file: the controller's plugin
+    records what pytest reported (``pytest_runtest_logreport`` reaches it from every worker)
+    and writes once."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        super().__init__("")
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        return None  # the controller records what was reported
+
+    def _write(self) -> None:
+        if self.finished:
+            output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
+            output[WORKER_KEY] = {"tests": self.tests, "collected": self.collected,
+                                  "deselected": self.deselected}
 
 
 def _reported(report: pytest.TestReport, before: str | None) -> str:

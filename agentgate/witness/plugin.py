@@ -46,6 +46,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=",".join(DEFAULT_AMBIENT),
         help="Comma-separated environment variables that make up the ambient fingerprint.",
     )
+    group.addoption(
+        "--agentgate-witness-shard",
+        metavar="I/N",
+        default=None,
+        help="Run and record only the I-th of N shares of the tests, by test file "
+        "(agentgate witness record --shard).",
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A shard deselects after the whole suite collected, so collection records as in a full
+    run (``agentgate.witness.shards``)."""
+    shard = config.getoption("agentgate_witness_shard")
+    if not shard:
+        return
+    from agentgate.core.errors import ConfigError
+    from agentgate.witness.shards import in_shard, parse
+
+    try:
+        index, count = parse(str(shard))
+    except ConfigError as exc:
+        raise pytest.UsageError(exc.message) from None
+    kept = [i for i in items if in_shard(i.nodeid, index, count)]
+    dropped = [i for i in items if not in_shard(i.nodeid, index, count)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -20,13 +20,13 @@ from typing import Any
 
 from agentgate.core.config import Config
 from agentgate.core.config import load as load_config
-from agentgate.core.errors import AgentgateError
+from agentgate.core.errors import AgentgateError, ConfigError
 from agentgate.core.model import Result
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
 from agentgate.run import interp, process
 from agentgate.witness import depgraph as graph
-from agentgate.witness import envprint
+from agentgate.witness import envprint, shards
 from agentgate.witness.harvest import RAW_VERSION
 from agentgate.witness.store import Store
 
@@ -41,8 +41,14 @@ _PROBE = (
 
 
 def record(
-    root: Path, config: Config, *, rev: str | None = None, pytest_args: Sequence[str] = ()
+    root: Path, config: Config, *, rev: str | None = None, pytest_args: Sequence[str] = (),
+    shard: str | None = None, out: Path | None = None,
 ) -> Result:
+    """The whole suite into the store; with ``shard`` (``I/N``), the I-th share into ``out``
+    for ``witness merge`` (``witness.shards``)."""
+    part = _shard_request(shard, out)
+    if part is not None:
+        pytest_args = (*pytest_args, f"--agentgate-witness-shard={part[0]}/{part[1]}")
     sha = gitio.resolve(root, rev or "HEAD")
     # The tree like every other run's (``worktrees``: cached, locked, reset, removed on an
     # interrupt); the shim and the raw recording in a scratch folder under the git dir.
@@ -55,8 +61,39 @@ def record(
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
     worktrees.prune(root)  # after the lock is released; the tree just used is kept
+    if part is not None and out is not None:
+        shards.write(out, shards.Shard(part[0], part[1], witness))
+        return _shard_result(witness, part, out, shim_note)
     replaced = Store.for_repo(root).save(witness)
     return _result(witness, replaced, shim_note)
+
+
+def _shard_request(shard: str | None, out: Path | None) -> tuple[int, int] | None:
+    if shard is None and out is None:
+        return None
+    if shard is None or out is None:
+        raise ConfigError("witness record: --shard I/N and --out FILE go together")
+    return shards.parse(shard)
+
+
+def _shard_result(witness: graph.Witness, part: tuple[int, int], out: Path,
+                  note: str | None) -> Result:
+    lines = [f"witness shard {part[0]}/{part[1]}: {len(witness.tests)} tests written to {out}",
+             "merge every shard's file with: agentgate witness merge FILE..."]
+    return Result(command="witness record", head=witness.sha,
+                  notes=[*lines, *([note] if note else [])])
+
+
+def merge(root: Path, files: Sequence[Path]) -> Result:
+    """Shard files into the store, as one witness; any mismatch is refused (exit 64)."""
+    witness = shards.merge([shards.read(f) for f in files])
+    if not gitio.ref_exists(root, witness.sha):
+        raise ConfigError(f"witness merge: the shards were recorded at {witness.sha[:12]}, "
+                          "which this repository does not have; fetch it first")
+    replaced = Store.for_repo(root).save(witness)
+    result = _result(witness, replaced, None)
+    result.command = "witness merge"
+    return result
 
 
 def _probe(python: str, env: dict[str, str], cwd: Path) -> dict[str, Any]:
@@ -103,7 +140,9 @@ def _run_suite(
     ]
     # pytest's own output goes to stderr: stdout carries agentgate's report.
     done = process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
-    if done.returncode not in (0, 1) or not raw_path.is_file():
+    # 5: a shard whose files all hash elsewhere ran no test, which is a valid share.
+    sharded = any(a.startswith("--agentgate-witness-shard=") for a in pytest_args)
+    if done.returncode not in ((0, 1, 5) if sharded else (0, 1)) or not raw_path.is_file():
         raise AgentgateError(
             f"pytest exited {done.returncode} while recording (see its output above); "
             "fix the suite's collection or configuration and record again"
