@@ -76,11 +76,12 @@ def recorded_inventory(root: Path, merge_base: str, files: tuple[str, ...]
     or None (no store, no witness there, or one that did not collect every file cleanly)."""
     if not files or not presence.store_path(root).is_file():
         return None
+    from agentgate.witness.depgraph import WHOLE_SUITE
     from agentgate.witness.store import Store  # sqlite and the decoder: only when a store exists
 
     witness = Store.for_repo(root).load(merge_base)
-    if witness is None:
-        return None
+    if witness is None or witness.info.get(WHOLE_SUITE) is not True:
+        return None  # none, or narrowed (-k, --deselect, -x): it may not name every base test
     outcomes = {n: t.outcome for n, t in witness.tests.items()}
     return inventory.from_recording(files, outcomes, witness.collected, witness.collect_errors)
 

@@ -64,6 +64,11 @@ class Witness:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+# ``info`` key: the recording ran the whole suite with no pytest arguments of its own
+# (``witness record`` without ``--``); a direct ``pytest --agentgate-witness`` run never says so.
+WHOLE_SUITE = "whole_suite"
+
+
 def file_key(path: str) -> str:
     return "file:" + path
 

@@ -47,6 +47,9 @@ def record(
     """The whole suite into the store; with ``shard`` (``I/N``), the I-th share into ``out``
     for ``witness merge`` (``witness.shards``)."""
     part = _shard_request(shard, out)
+    # Only a recording of the whole suite names every base test (issue 11 item 2: the base
+    # inventory comes from it); one narrowed by -k, -m, --deselect or -x does not.
+    whole = not pytest_args
     if part is not None:
         pytest_args = (*pytest_args, f"--agentgate-witness-shard={part[0]}/{part[1]}")
     sha = gitio.resolve(root, rev or "HEAD")
@@ -60,6 +63,7 @@ def record(
         _run_suite(python, env, tree, raw_path, config, pytest_args)
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
+        witness.info[graph.WHOLE_SUITE] = whole
     worktrees.prune(root)  # after the lock is released; the tree just used is kept
     if part is not None and out is not None:
         shards.write(out, shards.Shard(part[0], part[1], witness))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from agentgate.core.config import parse_shard
 from agentgate.core.errors import ConfigError
-from agentgate.witness.depgraph import Node, Witness, with_incompleteness
+from agentgate.witness.depgraph import WHOLE_SUITE, Node, Witness, with_incompleteness
 
 FORMAT = "agentgate-witness-shard"
 VERSION = 1
@@ -77,8 +77,10 @@ def merge(shards: Sequence[Shard]) -> Witness:
     first = shards[0].witness
     tests = {n: t for s in shards for n, t in s.witness.tests.items()}
     nodes = _merged_nodes(shards)
+    whole = all(s.witness.info.get(WHOLE_SUITE) is True for s in shards)
     return replace(
         first, recorded_at=min(s.witness.recorded_at for s in shards), nodes=nodes,
+        info={**first.info, WHOLE_SUITE: whole},
         # A node one shard flagged taints every test that reaches it, whichever shard ran it.
         tests=with_incompleteness(nodes, tests),
         collected=frozenset().union(*(s.witness.collected for s in shards)),

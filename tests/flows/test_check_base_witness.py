@@ -35,6 +35,18 @@ def test_with_a_base_witness_nothing_is_collected_and_the_hidden_break_blocks(
     assert _collections(chain) == []
 
 
+def test_a_narrowed_base_witness_is_no_inventory(chain: GitRepo) -> None:
+    """Attack: a witness recorded with ``-k`` leaves the hidden test out of its tests, so
+    as an inventory it would excuse the skip. Only a whole-suite recording names the base's
+    tests: this one is ignored and the base is collected."""
+    done = run_agentgate("witness", "record", "--", "-k", "not shout", cwd=chain.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    commit(chain, HIDE_THE_BREAK)
+    data = check_json(chain)
+    assert data["exit_code"] == 4 and "suppressed-failure" in codes(data)
+    assert len(_collections(chain)) == 1
+
+
 def test_without_a_witness_the_base_is_collected(chain: GitRepo) -> None:
     commit(chain, HIDE_THE_BREAK)
     data = check_json(chain)
