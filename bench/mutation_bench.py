@@ -44,13 +44,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import _sdist
 import mutants as mut
 import mutation_report as report
 import witness_bench as wb
@@ -107,21 +107,8 @@ def ensure_venv() -> Path:
 
 
 def prepare(name: str, spec: Spec, work: Path) -> tuple[Path, str]:
-    sdists = wb.WORK / "sdists"
-    archive = next(sdists.glob(f"{spec.dist.lower()}-{spec.version}.tar.gz"), None)
-    if archive is None:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "--no-binary", ":all:", f"{spec.dist}=={spec.version}", "-d",
-                        str(sdists)], check=True)
-        archive = next(sdists.glob(f"{spec.dist.lower()}-{spec.version}.tar.gz"))
     repo = work / name
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            member.name = member.name.split("/", 1)[1] if "/" in member.name else ""
-            if member.name:
-                tar.extract(member, repo, filter="data")
+    _sdist.unpack(spec.dist, spec.version, wb.WORK / "sdists", repo)
     (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n.testmondata*\n")
     for path, text in spec.extra:
         (repo / path).write_text(text)
@@ -300,8 +287,10 @@ def bench_project(name: str, python: Path, args: argparse.Namespace,
     suite = run_pytest(repo, python, [])
     assert suite is not None and not suite.failed, f"{name}: the base suite must pass"
     project = report.Project(name, spec.version, spec.shape, costs, len(suite.cases))
-    candidates = mut.choose(mut.sites(repo, list(spec.sources), spec.exclude), args.seed)
-    for index, mutant in enumerate(candidates):
+    # Each operator may try up to twice the mutants asked for; at most 8x in all.
+    dealer = mut.Dealer(mut.sites(repo, list(spec.sources), spec.exclude), args.seed,
+                        tries=2 * args.mutants)
+    for index, mutant in enumerate(dealer):
         if len(project.rows) >= args.mutants or index >= args.mutants * 8:
             break
         commit_mutant(repo, w, index, mutant)
@@ -309,6 +298,7 @@ def bench_project(name: str, python: Path, args: argparse.Namespace,
         outcome = _outcome(full)
         project.tried[outcome] = project.tried.get(outcome, 0) + 1
         if full is not None and full.failed:
+            dealer.keep(mutant)
             bands = measure(repo, python, w, work, full)
             project.rows.append(report.Row(mutant.label, mutant.operator, len(full.cases),
                                            full.test_time, full.seconds, len(full.failed),
