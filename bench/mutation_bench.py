@@ -91,7 +91,8 @@ PROJECTS = {
                    "src layout; tests in `testing/` with a root conftest",
                    exclude=("src/pluggy/_version.py",)),
 }
-EXTRA_PACKAGES = ("freezegun==1.5.5",)  # humanize's tests; the rest is witness_bench's venv
+# humanize's tests, Markdown's (tests/test_apis.py imports yaml); the rest is witness_bench's
+EXTRA_PACKAGES = ("freezegun==1.5.5", "PyYAML==6.0.2")
 TIMEOUT_FACTOR = 20  # a mutant that makes the suite run this much longer loops: dropped
 
 
@@ -100,7 +101,7 @@ TIMEOUT_FACTOR = 20  # a mutant that makes the suite run this much longer loops:
 def ensure_venv() -> Path:
     python = wb.ensure_venv()
     marker = python.parent.parent / ".mutation-ready"
-    if not marker.exists():
+    if not marker.exists() or marker.read_text() != " ".join(EXTRA_PACKAGES):
         subprocess.run([str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES], check=True)
         marker.write_text(" ".join(EXTRA_PACKAGES))
     return python
