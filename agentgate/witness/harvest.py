@@ -172,7 +172,8 @@ def _unseen_blocks(rec: Recording, units: dict[str, dict[str, list[str]]]
             seen[path].update(names)
     found: dict[str, list[str]] = {}
     for rel in sorted(rec.preloaded):
-        if rel.endswith(".py"):
+        # Installed code inside the tree (a .venv) is the environment's, not the repository's.
+        if rel.endswith(".py") and not any(part in f"/{rel}" for part in _OMIT):
             layout = _parsed(os.path.join(rec.root, *rel.split("/")))[1]
             names = [b.name for b in layout.blocks] if layout else [blocks.WHOLE]
             found[rel] = [blocks.MODULE, *sorted(set(names) - seen[rel])]
