@@ -10,9 +10,12 @@ one-line diff a reviewer would recognise:
 - at module level: ``module-const`` (a module constant ``NAME = 3`` / ``"text"`` / ``True``
   changed).
 
-Sites are found in a fixed order, each operator's sites shuffled with the seed, and the
-candidates dealt round-robin over the operators, so every kind appears and the same seed
-always gives the same mutants. A mutant that does not compile is dropped.
+Sites are found in a fixed order, each operator's sites shuffled with the seed, and dealt
+(``Dealer``) to the operator with the fewest *kept* mutants so far (the benchmark keeps only
+the mutants the full suite kills): an operator whose mutants mostly survive, as module
+constants do, still gets its share of the kept ones, within a bound on its tries. The same
+seed and the same kill results always give the same mutants. A mutant that does not compile
+is dropped.
 """
 
 from __future__ import annotations
@@ -61,18 +64,38 @@ def sites(repo: Path, sources: list[str], exclude: tuple[str, ...] = ()) -> list
     return found
 
 
-def choose(found: list[Mutant], seed: int) -> Iterator[Mutant]:
-    """The candidates in trial order: per operator shuffled with ``seed``, dealt round-robin."""
-    rng = random.Random(seed)
-    pools = []
-    for op in OPERATORS:
-        pool = [m for m in found if m.operator == op]
-        rng.shuffle(pool)
-        pools.append(pool)
-    for round_ in range(max((len(p) for p in pools), default=0)):
-        for pool in pools:
-            if round_ < len(pool):
-                yield pool[round_]
+class Dealer:
+    """Candidates in trial order, balanced over the operators by what was *kept*: the next
+    one comes from the operator with the fewest kept mutants (then the fewest tried, then
+    ``OPERATORS`` order) that has candidates left and fewer than ``tries`` tried. Dealing
+    round-robin over *tried* mutants kept no module-level mutant at all (bench/mutation.md,
+    2026-12-02): most module constants survive, so the kept ones were all function bodies."""
+
+    def __init__(self, found: list[Mutant], seed: int, *, tries: int) -> None:
+        rng = random.Random(seed)
+        self.pools: dict[str, list[Mutant]] = {}
+        for op in OPERATORS:
+            pool = [m for m in found if m.operator == op]
+            rng.shuffle(pool)
+            self.pools[op] = pool
+        self.kept = dict.fromkeys(OPERATORS, 0)
+        self.tried = dict.fromkeys(OPERATORS, 0)
+        self.tries = tries
+
+    def __iter__(self) -> Iterator[Mutant]:
+        while (op := self._next_operator()) is not None:
+            self.tried[op] += 1
+            yield self.pools[op].pop(0)
+
+    def keep(self, mutant: Mutant) -> None:
+        """The full suite killed ``mutant``: its operator had one more kept."""
+        self.kept[mutant.operator] += 1
+
+    def _next_operator(self) -> str | None:
+        open_ = [op for op in OPERATORS if self.pools[op] and self.tried[op] < self.tries]
+        if not open_:
+            return None
+        return min(open_, key=lambda op: (self.kept[op], self.tried[op], OPERATORS.index(op)))
 
 
 def apply(source: bytes, mutant: Mutant) -> bytes:

@@ -44,13 +44,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import _sdist
 import mutants as mut
 import mutation_report as report
 import witness_bench as wb
@@ -91,7 +91,8 @@ PROJECTS = {
                    "src layout; tests in `testing/` with a root conftest",
                    exclude=("src/pluggy/_version.py",)),
 }
-EXTRA_PACKAGES = ("freezegun==1.5.5",)  # humanize's tests; the rest is witness_bench's venv
+# humanize's tests, Markdown's (tests/test_apis.py imports yaml); the rest is witness_bench's
+EXTRA_PACKAGES = ("freezegun==1.5.5", "PyYAML==6.0.2")
 TIMEOUT_FACTOR = 20  # a mutant that makes the suite run this much longer loops: dropped
 
 
@@ -100,28 +101,15 @@ TIMEOUT_FACTOR = 20  # a mutant that makes the suite run this much longer loops:
 def ensure_venv() -> Path:
     python = wb.ensure_venv()
     marker = python.parent.parent / ".mutation-ready"
-    if not marker.exists():
+    if not marker.exists() or marker.read_text() != " ".join(EXTRA_PACKAGES):
         subprocess.run([str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES], check=True)
         marker.write_text(" ".join(EXTRA_PACKAGES))
     return python
 
 
 def prepare(name: str, spec: Spec, work: Path) -> tuple[Path, str]:
-    sdists = wb.WORK / "sdists"
-    archive = next(sdists.glob(f"{spec.dist.lower()}-{spec.version}.tar.gz"), None)
-    if archive is None:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "--no-binary", ":all:", f"{spec.dist}=={spec.version}", "-d",
-                        str(sdists)], check=True)
-        archive = next(sdists.glob(f"{spec.dist.lower()}-{spec.version}.tar.gz"))
     repo = work / name
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            member.name = member.name.split("/", 1)[1] if "/" in member.name else ""
-            if member.name:
-                tar.extract(member, repo, filter="data")
+    _sdist.unpack(spec.dist, spec.version, wb.WORK / "sdists", repo)
     (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n.testmondata*\n")
     for path, text in spec.extra:
         (repo / path).write_text(text)
@@ -300,8 +288,10 @@ def bench_project(name: str, python: Path, args: argparse.Namespace,
     suite = run_pytest(repo, python, [])
     assert suite is not None and not suite.failed, f"{name}: the base suite must pass"
     project = report.Project(name, spec.version, spec.shape, costs, len(suite.cases))
-    candidates = mut.choose(mut.sites(repo, list(spec.sources), spec.exclude), args.seed)
-    for index, mutant in enumerate(candidates):
+    # Each operator may try up to twice the mutants asked for; at most 8x in all.
+    dealer = mut.Dealer(mut.sites(repo, list(spec.sources), spec.exclude), args.seed,
+                        tries=2 * args.mutants)
+    for index, mutant in enumerate(dealer):
         if len(project.rows) >= args.mutants or index >= args.mutants * 8:
             break
         commit_mutant(repo, w, index, mutant)
@@ -309,6 +299,7 @@ def bench_project(name: str, python: Path, args: argparse.Namespace,
         outcome = _outcome(full)
         project.tried[outcome] = project.tried.get(outcome, 0) + 1
         if full is not None and full.failed:
+            dealer.keep(mutant)
             bands = measure(repo, python, w, work, full)
             project.rows.append(report.Row(mutant.label, mutant.operator, len(full.cases),
                                            full.test_time, full.seconds, len(full.failed),

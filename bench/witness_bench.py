@@ -35,12 +35,13 @@ import random
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import _sdist
 
 from agentgate.core import config as config_mod
 from agentgate.core.config import DEFAULT_AGENT_ENV
@@ -90,19 +91,8 @@ def ensure_venv() -> Path:
 def prepare(name: str) -> tuple[Path, str]:
     """A fresh git repository of the sdist, one commit W."""
     dist, version, _pkg = PROJECTS[name]
-    sdists = WORK / "sdists"
-    archive = sdists / f"{dist}-{version}.tar.gz"
-    if not archive.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
-                        ":all:", f"{dist}=={version}", "-d", str(sdists)], check=True)
     repo = WORK / name
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            member.name = member.name.split("/", 1)[1] if "/" in member.name else ""
-            if member.name:
-                tar.extract(member, repo, filter="data")
+    _sdist.unpack(dist, version, WORK / "sdists", repo)
     (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n.testmondata*\n")
     sh(["git", "init", "-q", "-b", "main"], repo)
     sh(["git", "add", "-A"], repo)

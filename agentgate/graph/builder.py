@@ -227,22 +227,29 @@ class Builder:
     def _resolve(self, path: str, raw: BlobRecord) -> tuple[str, ...]:
         imports, escalations = raw
         name = self.tree.names[path]
-        records, folders = split_folders(path, imports)
+        records, folders, files = split_folders(path, imports)
         test = self.rooted.is_test(path) or bool(folders)
         done = resolve(name, path.endswith("__init__.py"), records, self.tops, test=test)
         problems = tuple(
             ("unresolved-import", f"relative import {_shown(p)} goes above the top-level package")
             for p in done.problems
-        )
+        ) + self._unloadable(files)
+        edges = done.edges + tuple(self.tree.names[f] for f in files if f in self.tree.names)
         if escalations or problems:
             self.escalations[path] = escalations + problems
         else:
             self.escalations.pop(path, None)
         if done.probes or done.stars or folders:
-            self.expand[path] = (done.edges, done.probes, done.stars, folders)
+            self.expand[path] = (edges, done.probes, done.stars, folders)
         else:
             self.expand.pop(path, None)
-        return done.edges
+        return edges
+
+    def _unloadable(self, files: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """A file loaded by path that is no module of the tree (absent when scanned): what
+        the loader runs is unknown, so it escalates as before (issue 12)."""
+        return tuple(("dynamic-import", f"loads {f!r} by path, which is not a module of the "
+                      "tree") for f in files if f not in self.tree.names)
 
     def _patch(self, changed: Mapping[str, frozenset[str]], gone: Iterable[str]) -> None:
         """Apply new edge sets to imports and to the reversed edges, in place."""

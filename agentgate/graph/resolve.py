@@ -104,21 +104,25 @@ DESCENDANTS = "**"  # ``prefix:**``: any module whose name starts with the prefi
 SYS_PATH = "|"  # a raw record of a folder put on sys.path (graph.scan_syspath)
 
 
-def split_folders(path: str, raws: Iterable[str]) -> tuple[list[str], tuple[str, ...]]:
-    """The import records of the file at ``path``, and the repo-relative folders inside the
-    tree its ``|f``/``|r`` records put on sys.path (graph.scan_syspath), sorted."""
+def split_folders(
+    path: str, raws: Iterable[str]
+) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    """The import records of the file at ``path``, the repo-relative folders inside the tree
+    its ``|f``/``|r`` records put on sys.path, and the files its ``|F``/``|R`` records load
+    by path (graph.scan_syspath), sorted."""
     imports: list[str] = []
     folders: set[str] = set()
+    files: set[str] = set()
     for raw in raws:
         if not raw.startswith(SYS_PATH):
             imports.append(raw)
             continue
         kind, rel = raw[1], raw[2:]
-        folder = posixpath.normpath(posixpath.join(posixpath.dirname(path), rel)
-                                    if kind == "f" else rel)
-        if folder != ".." and not folder.startswith("../"):
-            folders.add(folder)
-    return imports, tuple(sorted(folders))
+        found = posixpath.normpath(posixpath.join(posixpath.dirname(path), rel)
+                                   if kind in "fF" else rel)
+        if found != ".." and not found.startswith("../"):
+            (files if kind in "FR" else folders).add(found)
+    return imports, tuple(sorted(folders)), tuple(sorted(files))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@
 ``run_path``, ``pkgutil.resolve_name``, ``exec`` / ``compile`` of a file read from disk (or of
 a name bound to what one read), ``__builtins__.__import__``, and any of them fetched with
 ``getattr`` (issue 12) load modules the import graph never sees. Each call is a
-``dynamic-import`` escalation of its file: the file depends on everything it might load,
+``dynamic-import`` escalation of its file, except ``spec_from_file_location`` of a literal or
+``__file__``-relative ``.py`` path, which is an edge to that file (and then the
+``module_from_spec`` / ``exec_module`` that run the specs a file made are no escalation,
+unless something else in the file makes a spec): the file depends on everything it might load,
 and only the tests that reach it run more (the planner keeps that local). Matched by the
 called attribute's name whatever it was bound from -- a project's own ``run_path`` escalates
 too, which costs precision, never safety. ``runpy.run_module`` and ``pkgutil.resolve_name``
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
+
+from agentgate.graph.scan_syspath import file_record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,19 +33,30 @@ LOADERS = frozenset((
 ))
 _READS = frozenset(("open", "read", "read_text", "read_bytes", "get_data", "get_source"))
 _FETCHED = LOADERS | {"import_module", "__import__"}
+# Run a spec; what they load is the spec's: known when every spec the file makes is a file
+# spec with a known path.
+_RUNNERS = frozenset(("module_from_spec", "exec_module", "load_module"))
+_SPEC_MAKERS = frozenset(("spec_from_loader", "find_spec", "ModuleSpec", "_find_spec"))
 
 
 def loaders(calls: list[ast.Call], assigns: Iterable[Assign] = ()
             ) -> tuple[list[str], list[tuple[str, str]]]:
     """Raw import records (``runpy.run_module("app.cli")``, ``pkgutil.resolve_name("a.b:c")``
-    with a literal name load that module) and ``dynamic-import`` escalations."""
+    with a literal name load that module; ``|F``/``|R`` for a file spec with a known path)
+    and ``dynamic-import`` escalations."""
     imports: list[str] = []
     found: list[tuple[str, str]] = []
-    read = _read_names(assigns)
+    bound = list(assigns)
+    read = _read_names(bound)
+    files = _file_specs(calls, bound)
     for call in calls:
         name = _called(call.func)
         if (module := _literal_module(call, name)) is not None:
             imports.append(module)
+        elif call in files:
+            imports.append(files[call])
+        elif name in _RUNNERS and files and _specs_known(calls, files):
+            continue
         elif name in LOADERS:
             found.append(("dynamic-import", f"{name}() loads code at line {call.lineno}"))
         elif name in ("exec", "compile") and isinstance(call.func, ast.Name) and _reads(
@@ -52,6 +68,34 @@ def loaders(calls: list[ast.Call], assigns: Iterable[Assign] = ()
         elif name == "getattr" and _fetches_a_loader(call):
             found.append(("dynamic-import", f"getattr() of a loader at line {call.lineno}"))
     return imports, found
+
+
+def _file_specs(calls: list[ast.Call], assigns: list[Assign]) -> dict[ast.Call, str]:
+    """``spec_from_file_location(name, location)`` calls whose location is a ``.py`` file of
+    the tree given literally or relative to ``__file__``: their file records."""
+    found: dict[ast.Call, str] = {}
+    for call in calls:
+        if _called(call.func) != "spec_from_file_location" or any(
+                isinstance(a, ast.Starred) for a in call.args):
+            continue
+        where = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "location"), None)
+        record = file_record(where, assigns) if where is not None else None
+        if record is not None:
+            found[call] = record
+    return found
+
+
+def _specs_known(calls: list[ast.Call], files: dict[ast.Call, str]) -> bool:
+    """Whether every spec the file makes is one of ``files`` (no other spec maker, no file
+    spec with an unknown path, no loader fetched by name)."""
+    for call in calls:
+        name = _called(call.func)
+        if name in _SPEC_MAKERS or (name == "spec_from_file_location" and call not in files):
+            return False
+        if name == "getattr" and _fetches_a_loader(call):
+            return False
+    return True
 
 
 def _literal_module(call: ast.Call, name: str | None) -> str | None:

@@ -53,6 +53,20 @@ def syspath_records(calls: list[ast.Call], assigns: list[Assign],
     return records, escalations
 
 
+def file_record(expr: ast.expr, assigns: list[Assign]) -> str | None:
+    """``|F<path>`` / ``|R<path>`` for a ``.py`` file of the tree named by a literal or
+    ``__file__``-relative path (``spec_from_file_location(name, "plugins/a.py")``): an edge
+    to that file (graph.builder). None when the path cannot be computed or leaves the tree."""
+    value = _Paths(assigns, _SysPath(frozenset(("sys",)), frozenset())).value(expr)
+    if value is None or value[0] == "out":
+        return None
+    norm = posixpath.normpath(value[1])
+    parts = norm.split("/")
+    if not norm.endswith(".py") or _FILE in parts or (value[0] == "r" and parts[0] == ".."):
+        return None
+    return f"{SYS_PATH}{value[0].upper()}{norm}"
+
+
 def _record(value: tuple[str, str]) -> str | None:
     kind, path = value
     norm = posixpath.normpath(path)

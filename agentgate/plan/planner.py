@@ -68,6 +68,7 @@ class _Impact:
     test_data: list[str] = field(default_factory=list)  # non-Python files in a test root
     inert: list[str] = field(default_factory=list)  # files that impact nothing
     why: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    escalated: set[str] = field(default_factory=set)  # seeds only an escalation made
 
     def offer(self, test: str, chain: Iterable[str]) -> None:
         """Keep the shortest chain per test (ties: the first in sorted order)."""
@@ -282,10 +283,31 @@ def _root_conftest(
                          "test's collection; full suite required", CONFTEST)]
     for name, path in graph.modules.items():
         if path == CONFTEST and name in closure:
+            if _uncertain_only(graph, impact, name):
+                return []
             route = " -> ".join(_chain_paths(graph, closure, name, impact.seeds))
             return [_promote("root-conftest", f"root conftest.py imports changed code "
                              f"({route}); full suite required", CONFTEST)]
     return []
+
+
+# A folder the root conftest puts on sys.path that cannot be computed is an uncertainty about
+# where its imports come from: local, like any file's (issue 12). Every test is under the
+# root conftest, so the band is wide without a witness, and a witness narrows it.
+LOCAL_AT_ROOT = frozenset(("dynamic-path",))
+
+
+def _uncertain_only(graph: ImportGraph, impact: _Impact, name: str) -> bool:
+    """Whether the root conftest is in the impact set only by a local escalation of its own
+    (``LOCAL_AT_ROOT``), not because it imports changed code: then only its tests run (all
+    of them, through ``_select``), and a witness may narrow them."""
+    if name not in impact.escalated:
+        return False
+    codes = {e.code for e in graph.escalations if e.path == CONFTEST}
+    if not codes <= LOCAL_AT_ROOT:
+        return False
+    others = [seed for seed in impact.seeds if seed != name]
+    return name not in graph.importers_closure(others)
 
 
 def _deleted_tests(inp: PlanInput, patterns: tuple[str, ...]) -> list[Reason]:
@@ -320,8 +342,9 @@ def _escalate_locally(graph: ImportGraph, impact: _Impact) -> None:
         return
     for escalation in graph.escalations:
         name = graph.module_of(escalation.path)
-        if name is not None and escalation.code not in NARROWED:
-            impact.seeds.setdefault(name, escalation.path)
+        if name is not None and escalation.code not in NARROWED and name not in impact.seeds:
+            impact.seeds[name] = escalation.path
+            impact.escalated.add(name)
 
 
 def _escalations(
@@ -348,6 +371,8 @@ def _escalations(
 
 
 def _effect(graph: ImportGraph, name: str, tests: set[str]) -> str:
+    if graph.modules.get(name) == CONFTEST:
+        return f"the {len(tests)} test file(s) under it run"
     reached = sum(graph.modules.get(m) in tests for m in graph.importers_closure([name]))
     return f"the {reached} test file(s) that reach it run" if reached else "no test reaches it"
 

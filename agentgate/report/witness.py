@@ -44,7 +44,9 @@ def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
         **lists,
         "shadowed": list(plan.shadow),
         "shadow_percent": plan.shadow_percent,
-        "shadow_bounds": [shadow.FLOOR, shadow.CAP] if plan.shadow_percent < 100 else None,
+        "shadow_bounds": (
+            [shadow.FLOOR, plan.shadow_limit] if plan.shadow_percent < 100 else None),
+        "audit": audit_json(plan),
         "patch_sha256": plan.patch_digest,
         "reasons": {d.nodeid: f"{d.label}: {d.detail}" for d in plan.decisions if d.runs},
         "notes": list(plan.notes),
@@ -55,11 +57,22 @@ def _age(plan: WitnessPlan, now: float | None) -> int:
     return max(0, int((time.time() if now is None else now) - plan.recorded_at))
 
 
-def _share(percent: float) -> str:
+def audit_json(plan: WitnessPlan) -> dict[str, Any]:
+    """The shadow sample's rule, stated (issue 12 item 5): a share of the skips, at least
+    ``floor``, at most ``limit`` = min(cap, max(floor, band)), the band being the tests that
+    run besides the audit."""
+    return {"percent": plan.shadow_percent, "floor": shadow.FLOOR, "cap": shadow.CAP,
+            "band": plan.band, "limit": plan.shadow_limit, "sampled": len(plan.shadow)}
+
+
+def _share(plan: WitnessPlan) -> str:
     """The audit's share as the report states it: the percentage, and its bounds."""
+    percent = plan.shadow_percent
     if percent <= 0 or percent >= 100:
         return f"{percent:g}%"
-    return f"{percent:g}%, {shadow.FLOOR} to {shadow.CAP}"
+    band = plan.band
+    sized = " (the band's size)" if band is not None and shadow.FLOOR < band < shadow.CAP else ""
+    return f"{percent:g}%, {shadow.FLOOR} to {plan.shadow_limit}{sized}"
 
 
 def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
@@ -73,7 +86,7 @@ def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
         lines.append(f"ambient drift: the whole suite runs ({plan.ambient_drift[0]})")
     lines.append(
         "  " + ", ".join(f"{name.replace('_', ' ')} {counts[name]}" for name, _ in _LISTS)
-        + f", shadowed {counts['shadowed']} ({_share(plan.shadow_percent)})"
+        + f", shadowed {counts['shadowed']} ({_share(plan)})"
     )
     for decision in plan.decisions:
         if decision.runs and decision.label != AMBIENT_DRIFT:

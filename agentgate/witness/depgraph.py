@@ -136,8 +136,8 @@ class _Builder:
             deps |= d
             flags.update(f)
         deps.update(self.imported_by(path, [MODULE]))
-        if path in preloaded and not contexts:
-            flags[PRELOADED] = path
+        if path in preloaded and not contexts and "preloaded_blocks" not in self.raw:
+            flags[PRELOADED] = path  # a recording from before preloaded modules were charged
         deps.discard(file_key(path))
         return Node(file_key(path), frozenset(units), frozenset(deps), tuple(sorted(flags.items())))
 
@@ -148,9 +148,20 @@ class _Builder:
                 # Collection imports every test module; those imports are the files' own
                 # nodes, not something every test depends on.
                 units, deps, flags = self.gather(name, imports=name != COLLECT)
+                if name == COLLECT:
+                    self.charge_preloaded(units, deps)
                 self.nodes[key] = Node(
                     key, frozenset(units), frozenset(deps), tuple(sorted(flags.items()))
                 )
+
+    def charge_preloaded(self, units: set[Unit], deps: set[str]) -> None:
+        """Modules imported before recording started ran their module code (and maybe some
+        functions) unseen: every test depends on that (``c``, which every test depends on);
+        the functions tests were seen running count per test as usual."""
+        for path, names in self.raw.get("preloaded_blocks", {}).items():
+            if self.tracked(path):
+                units.update((path, n) for n in names)
+                deps.add(file_key(path))
 
     def test_entry(self, nodeid: str, info: dict[str, Any]) -> TestEntry:
         units, deps, flags = self.gather("t:" + nodeid)

@@ -103,15 +103,17 @@ def fixture_keys(item: pytest.Item) -> set[str]:
 
 def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     modules = _modules(rec, session)
+    units = _units_by_context(rec)
     return {
         "version": RAW_VERSION,
         "python": sys.version.split()[0],
         "started_at": rec.started_at,
         "ambient": rec.session_ambient,
-        "contexts": _contexts(rec, _units_by_context(rec)),
+        "contexts": _contexts(rec, units),
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
+        "preloaded_blocks": _unseen_blocks(rec, units),
         "tests": {
             nodeid: {
                 "file": run.file,
@@ -155,6 +157,27 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
         if has_data or rec.import_files.get(name):
             kept.add(name)
     return {n: entries[n] for n in entries if n in kept or n == "c"}
+
+
+def _unseen_blocks(rec: Recording, units: dict[str, dict[str, list[str]]]
+                   ) -> dict[str, list[str]]:
+    """What of each module imported before recording started may have run unseen: its
+    module block, and every function no context was seen entering (one called at its import
+    or by pytest's start-up ran before the recorder could see it). Every test depends on
+    these (issue 12: pytest imports pluggy before any plugin starts); a file that does not
+    parse depends on all of its content (``WHOLE``)."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for files in units.values():
+        for path, names in files.items():
+            seen[path].update(names)
+    found: dict[str, list[str]] = {}
+    for rel in sorted(rec.preloaded):
+        # Installed code inside the tree (a .venv) is the environment's, not the repository's.
+        if rel.endswith(".py") and not any(part in f"/{rel}" for part in _OMIT):
+            layout = _parsed(os.path.join(rec.root, *rel.split("/")))[1]
+            names = [b.name for b in layout.blocks] if layout else [blocks.WHOLE]
+            found[rel] = [blocks.MODULE, *sorted(set(names) - seen[rel])]
+    return found
 
 
 def _empty() -> dict[str, Any]:

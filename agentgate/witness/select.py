@@ -70,6 +70,12 @@ class WitnessPlan:
     patch_digest: str
     shadow_percent: float
     notes: tuple[str, ...] = ()
+    band: int | None = None  # decisions that run besides the audit: the audit's cap is its size
+
+    @property
+    def shadow_limit(self) -> int:
+        """The most skips this plan audits below 100% (shadow.limit of the band)."""
+        return shadow.limit(self.band)
 
     @property
     def full_suite(self) -> bool:
@@ -115,17 +121,19 @@ def evaluate(
     decisions = classify(witness, patch, config=config, frozen=frozen, drift=tuple(drift))
     digest = shadow.patch_digest(patch_diff(root, merge_base, head))
     skipped = [d.nodeid for d in decisions if d.label == SKIP]
+    band = sum(d.runs for d in decisions)
     return WitnessPlan(
         witness=witness.sha,
         recorded_at=witness.recorded_at,
         age_commits=commits_between(root, witness.sha, merge_base),
         decisions=tuple(decisions),
         selection=() if drift else selection(decisions, patch, witness),
-        shadow=shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen),
+        shadow=shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band),
         ambient_drift=tuple(drift),
         patch_digest=digest,
         shadow_percent=config.shadow_percent,
         notes=tuple(said),
+        band=band,
     )
 
 

@@ -3,7 +3,10 @@
 The sample is a pure function of the patch's diff and the node id, so the same patch always
 audits the same tests (a rerun cannot shop for a friendlier sample) and a different patch
 audits different ones. Frozen tests are never in it: their failures prove nothing about the
-witness. The sample is a share of the skips with a floor and a cap (``FLOOR``, ``CAP``).
+witness. The sample is a share of the skips with a floor and a cap, and the cap is relative
+to the band: never more audit tests than ``max(FLOOR, band)``, and never more than ``CAP``
+(issue 12: 18 audit tests next to 6 impacted doubled a small witnessed band). The numbers
+are justified in bench/README.md.
 """
 
 from __future__ import annotations
@@ -27,21 +30,34 @@ def _key(digest: str, nodeid: str) -> int:
 
 
 def sample(
-    digest: str, skipped: Iterable[str], percent: float, *, frozen: frozenset[str] = frozenset()
+    digest: str,
+    skipped: Iterable[str],
+    percent: float,
+    *,
+    frozen: frozenset[str] = frozenset(),
+    band: int | None = None,
 ) -> tuple[str, ...]:
     """The skipped node ids the patch audits, in a stable order: ``percent`` of the skips,
-    but at least ``FLOOR`` and at most ``CAP`` of them, so a small band is not dominated by
-    its audit (issue 12: 44 audit tests next to 6 impacted); 100% audits every skip. The
-    ones audited are those whose patch-keyed hash ranks first."""
+    but at least ``FLOOR`` and at most ``limit(band)`` of them (``band``: how many tests run
+    besides the audit; None: no band bound), so a small band is not dominated by its audit;
+    100% audits every skip. The ones audited are those whose patch-keyed hash ranks first."""
     candidates = [n for n in skipped if n not in frozen]
     if percent <= 0 or not candidates:
         return ()
-    want = bounded(len(candidates), percent)
+    want = bounded(len(candidates), percent, band=band)
     ranked = sorted(candidates, key=lambda n: (_key(digest, n), n))
     return tuple(sorted(ranked[:want]))
 
 
-def bounded(skips: int, percent: float) -> int:
+def limit(band: int | None) -> int:
+    """The most skips one patch audits below 100%: the band's size, but at least ``FLOOR``
+    (an empty band is still audited) and at most ``CAP``."""
+    return CAP if band is None else min(CAP, max(FLOOR, band))
+
+
+def bounded(skips: int, percent: float, *, band: int | None = None) -> int:
     """How many of ``skips`` skipped tests the sample audits."""
+    if percent >= 100:
+        return skips
     want = math.ceil(skips * percent / 100)
-    return want if percent >= 100 else min(skips, max(FLOOR, min(CAP, want)))
+    return min(skips, max(FLOOR, min(limit(band), want)))

@@ -12,8 +12,8 @@ from tests.support.git_repo import GitRepo
 
 PLAIN = "def test_plain():\n    assert True\n"
 LOADERS = {
-    "spec_from_file_location": "import importlib.util as u\n\n"
-    "def load():\n    spec = u.spec_from_file_location('p', 'scripts/plugin.py')\n"
+    "spec_from_file_location": "import importlib.util as u\nimport os\n\n"
+    "def load():\n    spec = u.spec_from_file_location('p', os.environ['PLUGIN'])\n"
     "    mod = u.module_from_spec(spec)\n    spec.loader.exec_module(mod)\n    return mod\n",
     "run_path": "import runpy\n\ndef load():\n    return runpy.run_path('scripts/plugin.py')\n",
     "exec-of-a-name": "def load():\n    src = open('scripts/plugin.py').read()\n"
@@ -58,3 +58,55 @@ def test_a_literal_run_module_is_an_edge_not_an_escalation(repo: GitRepo) -> Non
     assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
     assert data["why"]["tests/test_loader.py"] == ["tests/test_loader.py", "app/core.py"]
     assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"]
+
+
+FILE_SPEC = ("import importlib.util as u\nimport os\n\n"
+             "def load():\n    spec = u.spec_from_file_location('p', {where})\n"
+             "    mod = u.module_from_spec(spec)\n    spec.loader.exec_module(mod)\n"
+             "    return mod\n")
+KNOWN = {
+    "literal": "'scripts/plugin.py'",
+    "file-relative": "os.path.join(os.path.dirname(__file__), '..', 'scripts', 'plugin.py')",
+    "keyword": "location='scripts/plugin.py'",
+}
+
+
+@pytest.mark.parametrize("where", sorted(KNOWN))
+def test_a_file_spec_with_a_known_path_is_an_edge(repo: GitRepo, where: str) -> None:
+    # Issue 12: the loaded file changing runs the loader's tests (the edge, not an
+    # escalation), and a change elsewhere no longer does.
+    loader = FILE_SPEC.format(where=KNOWN[where])
+    data = _plan(repo, loader, {"scripts/plugin.py": "VALUE = 2\n"})
+    assert data["tests"] == ["tests/test_loader.py"]
+    assert data["why"]["tests/test_loader.py"] == ["tests/test_loader.py", "scripts/plugin.py"]
+    assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"]
+    repo.files({"app/core.py": "def one():\n    return 2 - 1\n"})
+    repo.commit("elsewhere")
+    assert checkrun.plan(repo.path, "base", "HEAD").to_json()["tests"] == [
+        "tests/test_core.py", "tests/test_loader.py"]  # the loaded file still changed
+
+
+def test_a_change_elsewhere_does_not_reach_a_file_spec_loader(repo: GitRepo) -> None:
+    loader = FILE_SPEC.format(where=KNOWN["literal"])
+    data = _plan(repo, loader, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py"]
+
+
+@pytest.mark.parametrize("other", [
+    "u.find_spec(os.environ['MOD'])",  # another spec the runners may run
+    "u.spec_from_file_location('q', os.environ['PLUGIN'])",  # a file spec with no known path
+])
+def test_a_file_spec_next_to_an_unknown_spec_still_escalates(repo: GitRepo, other: str) -> None:
+    loader = FILE_SPEC.format(where=KNOWN["literal"]) + f"\n\ndef other():\n    return {other}\n"
+    data = _plan(repo, loader, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+    assert {r["path"] for r in data["reasons"] if r["code"] == "dynamic-import"} == {
+        "tests/test_loader.py"}
+
+
+def test_a_file_spec_of_a_file_not_in_the_tree_escalates(repo: GitRepo) -> None:
+    loader = FILE_SPEC.format(where="'scripts/absent.py'")
+    data = _plan(repo, loader, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+    assert any("scripts/absent.py" in r["detail"] for r in data["reasons"]
+               if r["code"] == "dynamic-import")

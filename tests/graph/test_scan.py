@@ -247,7 +247,7 @@ def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tup
 @pytest.mark.parametrize(
     ("source", "fragment"),
     [
-        ("import importlib.util as u\nu.spec_from_file_location('p', 'plugins/x.py')\n",
+        ("import importlib.util as u\nu.spec_from_file_location('p', PLUGIN)\n",
          "spec_from_file_location"),
         ("import runpy\nrunpy.run_path('scripts/x.py')\n", "run_path"),
         ("from runpy import run_module\nrun_module('app.x')\n", "run_module"),
@@ -257,7 +257,7 @@ def test_sources_are_decoded_as_python_decodes_them(source: bytes, expected: tup
          "compile() of a file"),
         ("__builtins__.__import__('app.x')\n", "__builtins__"),
         ("__builtins__['__import__']('app.x')\n", "__builtins__"),
-        ("import importlib as il\nil.util.spec_from_file_location('p', 'x.py')\n",
+        ("import importlib as il\nil.util.spec_from_file_location('p', '/abs/x.py')\n",
          "spec_from_file_location"),
         ("src = open('conf.py').read()\nexec(src)\n", "exec() of a file"),
         ("import importlib\nload = getattr(importlib, 'import_module')\n", "getattr()"),
@@ -281,6 +281,17 @@ def test_the_code_exec_runs_from_a_literal_is_scanned() -> None:
     computed = scan_sources({"f": b"exec('import importlib\\nimportlib.import_module(n)')\n"})
     [(code, detail)] = computed["f"].escalations
     assert code == "dynamic-import" and "in the code exec() runs at line 1" in detail
+
+
+def test_a_file_spec_with_a_known_path_is_a_file_record() -> None:
+    # Issue 12: a literal or __file__-relative .py path is an edge to that file.
+    source = ("import importlib.util as u\nfrom pathlib import Path\n"
+              "a = u.spec_from_file_location('a', 'plugins/x.py')\n"
+              "b = u.spec_from_file_location('b', Path(__file__).parent / 'y.py')\n"
+              "u.module_from_spec(a)\n")
+    scan = scan_sources({"f": source.encode()})["f"]
+    assert {"|Rplugins/x.py", "|Fy.py"} <= set(scan.imports)
+    assert scan.escalations == ()
 
 
 def test_a_literal_run_module_or_resolve_name_is_an_import() -> None:

@@ -112,3 +112,26 @@ def test_the_shadow_sample_has_a_floor_and_a_cap() -> None:
     # patch-keyed: the same diff audits the same tests, another diff others
     assert shadow.sample("x", ids, 10) == shadow.sample("x", list(reversed(ids)), 10)
     assert shadow.sample("x", ids, 10) != shadow.sample("y", ids, 10)
+
+
+def test_the_audit_never_outnumbers_a_small_band() -> None:
+    # Issue 12 (mutation benchmark): 18 audit tests next to 6 impacted. The cap is relative
+    # to the band: at most max(FLOOR, band), still at most CAP, still patch-keyed.
+    ids = [f"tests/t.py::test_{i}" for i in range(1000)]
+    assert len(shadow.sample("x", ids, 10, band=6)) == 6
+    assert len(shadow.sample("x", ids, 10, band=0)) == shadow.FLOOR  # an empty band: audited
+    assert len(shadow.sample("x", ids, 10, band=500)) == shadow.CAP
+    assert len(shadow.sample("x", ids[:30], 10, band=6)) == 3  # the share is below the cap
+    assert len(shadow.sample("x", ids, 100, band=6)) == 1000  # every skip asked for
+    assert set(shadow.sample("x", ids, 10, band=6)) < set(shadow.sample("x", ids, 10))
+    assert shadow.sample("x", ids, 10, band=6) != shadow.sample("y", ids, 10, band=6)
+
+
+def test_the_report_states_the_audit_rule() -> None:
+    plan = _plan(band=6)
+    data = summary.to_json(plan, now=1000.0)
+    assert data["audit"] == {"percent": 10.0, "floor": 3, "cap": 20, "band": 6, "limit": 6,
+                             "sampled": 1}
+    assert data["shadow_bounds"] == [3, 6]
+    assert summary.text_lines(plan, now=1000.0)[1].endswith(
+        " shadowed 1 (10%, 3 to 6 (the band's size))")
