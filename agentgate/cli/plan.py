@@ -11,12 +11,14 @@ from agentgate.cli.common import finish
 from agentgate.git import gitio
 
 
-def check_command(*, base: str, head: str, fmt: str, shadow: bool, repo: Path) -> int:
+def check_command(
+    *, base: str, head: str, fmt: str, shadow: bool, repo: Path, verbose: bool = False
+) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
     from agentgate.flows import check as checkrun
 
     root = gitio.repo_root(repo)
-    return finish(checkrun.check(root, base, head, shadow=shadow), fmt)
+    return finish(checkrun.check(root, base, head, shadow=shadow), fmt, verbose=verbose)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

@@ -20,15 +20,16 @@ from agentgate.git import gitio
 from agentgate.report.render import Format, emit
 
 
-def pre_commit(fmt: Format) -> int:
+def pre_commit(fmt: Format, *, verbose: bool = False) -> int:
     root = gitio.repo_root(Path.cwd())
     result = gate.check_staged(root, os.environ)
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
 def prepare_commit_msg(
-    message_file: Path, fmt: Format, env: Mapping[str, str] | None = None
+    message_file: Path, fmt: Format, env: Mapping[str, str] | None = None, *,
+    verbose: bool = False,
 ) -> int:
     """The whole commit-time gate again, because ``git commit --no-verify`` skips pre-commit
     and commit-msg but not this hook (githooks(5)); and the trailer check, for a message the
@@ -48,11 +49,11 @@ def prepare_commit_msg(
     _add_new(result, reasons)
     if agent and not any(n.startswith("agent commit:") for n in result.notes):
         result.notes.append(f"agent commit: {agent}")
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
-def commit_msg(message_file: Path, fmt: Format) -> int:
+def commit_msg(message_file: Path, fmt: Format, *, verbose: bool = False) -> int:
     """The message is known only here: its trailers can name an agent the env did not."""
     root = gitio.repo_root(Path.cwd())
     head = gitio.head_sha(root)
@@ -60,7 +61,7 @@ def commit_msg(message_file: Path, fmt: Format) -> int:
     agent, result.reasons = _trailer_check(root, head, message_file)
     if agent:
         result.notes.append(f"agent commit: {agent}")
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
@@ -184,7 +185,8 @@ def _base_candidates(configured: str | None, remote: str | None) -> list[str]:
 
 
 def pre_push(
-    fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None
+    fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None,
+    *, verbose: bool = False,
 ) -> int:
     """``remote`` as git passes it; under pre-commit, which passes none, its variable."""
     env = os.environ if env is None else env
@@ -193,7 +195,7 @@ def pre_push(
     codes = []
     for push in push_ranges(root, env, stdin_text, remote):
         result = check_push(root, push)
-        emit(result, fmt)
+        emit(result, fmt, verbose=verbose)
         codes.append(result.verdict)
     return worst(codes).exit_code if codes else 0
 
