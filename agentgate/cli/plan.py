@@ -16,9 +16,12 @@ def check_command(
 ) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
     from agentgate.flows import check as checkrun
+    from agentgate.report import progress
 
     root = gitio.repo_root(repo)
-    return finish(checkrun.check(root, base, head, shadow=shadow), fmt, verbose=verbose)
+    with progress.shown() as display:
+        result = checkrun.check(root, base, head, shadow=shadow, display=display)
+    return finish(result, fmt, verbose=verbose)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

@@ -10,10 +10,14 @@ from agentgate.cli.common import finish, repo_and_config
 
 
 def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str) -> int:
+    from agentgate.report import progress
     from agentgate.witness import record
 
     root, config = repo_and_config(repo)
-    return finish(record.record(root, config, rev=rev, pytest_args=pytest_args or ()), fmt)
+    with progress.shown() as display:  # live counts on a terminal (issue 13)
+        result = record.record(root, config, rev=rev, pytest_args=pytest_args or (),
+                               display=display)
+    return finish(result, fmt)
 
 
 def _export(*, file: Path, rev: str | None, every: bool, repo: Path, fmt: str) -> int:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     # reads one (together ~40 ms of a warm plan's start-up).
     from agentgate.report.explain import NodeExplain
     from agentgate.run import band
+    from agentgate.run.progress import Display
     from agentgate.witness.select import WitnessPlan
 
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
@@ -218,7 +219,9 @@ def _added_markers(
 
 # --- check -------------------------------------------------------------------------------------
 
-def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False) -> Result:
+def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False,
+          display: Display | None = None) -> Result:
+    """``display``: where the band's live counts go while it runs (a terminal), if anywhere."""
     from agentgate.run import band
 
     start = time.monotonic()
@@ -234,7 +237,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
                 _not_run(result, planned)
             else:
                 _fill(result, planned)
-                ran = _run(root, planned, tree, result, shadow=shadow)
+                ran = _run(root, planned, tree, result, shadow=shadow, display=display)
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
@@ -251,7 +254,8 @@ def _not_run(result: CheckResult, planned: Planned) -> None:
 
 
 def _run(
-    root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool
+    root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool,
+    display: Display | None = None,
 ) -> _Ran:
     from agentgate.flows import check_results as checkrun_results
     from agentgate.run import band, interp
@@ -266,7 +270,7 @@ def _run(
                           base=planned.range.merge_base if planned.base_given else None)
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow)
     frozen = _excused(root, planned, tree.path, result)
-    report = band.run_band(root, config, tree, spec, frozen)
+    report = band.run_band(root, config, tree, spec, frozen, display=display)
     result.reasons += checkrun_results.run_reasons(report, selection)
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.core.model import Reason, Result, worst
@@ -18,6 +19,9 @@ from agentgate.gate import agents, rules
 from agentgate.gate import checks as gate
 from agentgate.git import gitio
 from agentgate.report.render import Format, emit
+
+if TYPE_CHECKING:
+    from agentgate.run.progress import Display
 
 
 def pre_commit(fmt: Format, *, verbose: bool = False) -> int:
@@ -194,20 +198,23 @@ def pre_push(
     remote = remote if remote is not None else env.get("PRE_COMMIT_REMOTE_NAME")
     codes = []
     for push in push_ranges(root, env, stdin_text, remote):
-        result = check_push(root, push)
+        from agentgate.report import progress  # live counts while the band runs (issue 13)
+
+        with progress.shown(env) as display:
+            result = check_push(root, push, display)
         emit(result, fmt, verbose=verbose)
         codes.append(result.verdict)
     return worst(codes).exit_code if codes else 0
 
 
-def check_push(root: Path, push: PushRange) -> Result:
+def check_push(root: Path, push: PushRange, display: Display | None = None) -> Result:
     """Every pushed commit against the trust boundary, then the planned band on the pushed
     code (the full suite when promoted or when there is nothing to compare against)."""
     from agentgate.flows import (
         check as checkrun,  # the push path may pay for the planner and the band
     )
 
-    result = checkrun.check(root, push.base, push.head)
+    result = checkrun.check(root, push.base, push.head, display=display)
     result.command = f"hook pre-push {push.label}"
     if push.note:
         result.notes.insert(0, push.note)

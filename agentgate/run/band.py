@@ -25,6 +25,7 @@ from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError
 from agentgate.git import scratch, worktrees
 from agentgate.run import accounting, inifile, interp, process
+from agentgate.run import progress as run_progress
 from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
@@ -129,6 +130,7 @@ class Runner:
     timeout: int
     frozen: frozenset[str] = frozenset()
     seen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # label -> outcomes
+    display: run_progress.Display | None = None  # live counts on a terminal (issue 13)
 
     def run(self, spec: RunSpec) -> RunResult:
         junit = self.workdir / f"{spec.label}.xml"
@@ -145,13 +147,24 @@ class Runner:
             *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
             *spec.args,
         ]
-        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         log = self.workdir / f"{spec.label}.log"
-        done = self._execute(argsfile, log)
+        done = self._watched(spec.label, args, argsfile, log)
         code = -1 if done.timed_out else done.returncode
         self.seen[spec.label] = _read_outcomes(seen)
         return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
                        done.timed_out, _tail(log))
+
+    def _watched(self, label: str, args: list[str], argsfile: Path, log: Path
+                 ) -> process.Finished:
+        """The run, its progress fed to the display when there is one."""
+        if self.display is None:
+            argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
+            return self._execute(argsfile, log)
+        feed = self.workdir / f"{label}.progress.jsonl"
+        args = [*args[:3], f"{run_progress.PROGRESS_OPTION}={feed}", *args[3:]]
+        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
+        with run_progress.following(feed, label, self.display):
+            return self._execute(argsfile, log)
 
     def _empty_ini(self) -> Path:
         empty = self.workdir / "empty.ini"
@@ -334,7 +347,8 @@ def _as_args(selection: Sequence[str]) -> list[str]:
 
 
 def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
-             frozen: frozenset[str] = frozenset()) -> BandReport:
+             frozen: frozenset[str] = frozenset(), *,
+             display: run_progress.Display | None = None) -> BandReport:
     """Run every pytest invocation the band needs, in ``tree``, under the project's python."""
     python = interp.project_python(root, config)
     pinned = config.pinned_env()
@@ -345,7 +359,8 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
         plugins = install_outcomes_plugin(workdir)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
         interp.require_pytest(python, env, tree.path)
-        runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
+        runner = Runner(python, tree.path, env, workdir, config.timeout, frozen,
+                        display=display)
         results = tuple(runner.run(s) for s in band_runs(spec, tree.path))
     problems = accounting.account_runs(
         [(runner.seen.get(r.label), r.exit_code) for r in results

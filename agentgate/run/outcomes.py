@@ -28,6 +28,10 @@ import pytest
 
 OPTION = "--agentgate-outcomes"
 FORMAT = 1
+# One JSON line per event, appended and flushed as it happens, for a parent that tails the
+# file to show progress (agentgate.run.progress): {"collected": N} once collection is done,
+# then {"test": NODEID, "outcome": OUTCOME} as each test finishes (issue 13).
+PROGRESS_OPTION = "--agentgate-progress"
 _KEY = pytest.StashKey["Outcomes"]()
 
 
@@ -35,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("agentgate").addoption(
         OPTION, dest="agentgate_outcomes", default=None, metavar="PATH",
         help="agentgate: write each test's raw and reported outcome to PATH (JSON)",
+    )
+    parser.getgroup("agentgate").addoption(
+        PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
+        help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
 
 
@@ -44,6 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
         outcomes = Outcomes(str(path))
         config.stash[_KEY] = outcomes
         config.pluginmanager.register(outcomes, "agentgate-outcomes")
+    feed = config.getoption("agentgate_progress")
+    if feed and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Feed(str(feed)), "agentgate-progress")
 
 
 def phase_outcome(exc: BaseException | None) -> str:
@@ -123,6 +134,28 @@ class Outcomes:
         with open(tmp, "w", encoding="utf-8") as out:
             json.dump(data, out)
         os.replace(tmp, self.path)
+
+
+class Feed:
+    """Registered only when ``--agentgate-progress`` is given: what finished, as it does."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.reported: dict[str, str] = {}
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._line({"collected": len(session.items)})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reported[report.nodeid] = _reported(report, self.reported.get(report.nodeid))
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self._line({"test": nodeid, "outcome": self.reported.pop(nodeid, "unknown")})
+
+    def _line(self, event: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:  # whole lines, one write each
+            out.write(json.dumps(event) + "\n")
 
 
 def _reported(report: pytest.TestReport, before: str | None) -> str:
