@@ -241,6 +241,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
+        quiet_notes=tuple(result.notes),
     )
     return result
 

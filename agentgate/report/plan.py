@@ -8,7 +8,7 @@ the stages' own values (``Plan``, ``WitnessPlan``, ``BandReport``), never displa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentgate.core.model import Verdict
@@ -84,6 +84,9 @@ class CheckDetail(PlanDetail):
     band: BandRun | None = None  # None: nothing ran
     shadow_stats: dict[str, Any] | None = None
     elapsed: float = 0.0
+    # The notes the check itself made: details of a passing check, shown on -v (issue 13); a
+    # note a caller adds after (the push's range fallback) always shows.
+    quiet_notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
@@ -209,11 +212,15 @@ def _failure_lines(report: BandReport) -> list[str]:
     return lines
 
 
+_RUN_NAMES = {"full": "full suite", "shadow": "shadow full suite"}  # "full:" missed a word
+
+
 def _result_lines(report: BandReport) -> list[str]:
     where = "temporary worktree of head" if report.worktree else "the checkout (clean, at head)"
     lines = [f"ran in {where} with {report.interpreter}"]
-    lines += [f"{run.label}: {run.passed} passed, {run.failed} failed, {run.errors} errors, "
-              f"{run.skipped} skipped in {run.duration:.1f} s" for run in report.runs]
+    lines += [f"{_RUN_NAMES.get(run.label, run.label)}: {run.passed} passed, {run.failed} "
+              f"failed, {run.errors} errors, {run.skipped} skipped in {run.duration:.1f} s"
+              for run in report.runs]
     return lines
 
 

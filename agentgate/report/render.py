@@ -95,7 +95,7 @@ def verdict_word(result: Result) -> str:
 
 def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
     """Headline, where, reasons, failures, notes, details, summary -- each line wrapped to
-    ``WIDTH``. A passing check's notes are details (``--verbose``): under pre-commit its
+    ``WIDTH``. A passing check's own notes are details (``--verbose``): under pre-commit its
     whole report is three lines (issue 13)."""
     lines = [f"agentgate {result.command}: {verdict_word(result)} (exit {result.exit_code})"]
     if result.base:
@@ -105,10 +105,15 @@ def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
     lines += [line for reason in result.reasons for line in _reason_lines(reason)]
     first, details, last = detail_sections(result.detail, verbose=verbose)
     lines += [f"  {safe(line)}" for line in first]
-    if verbose or not last or result.verdict is not Verdict.SCOPED:
-        lines += [f"  note: {safe(note)}" for note in result.notes]
+    quiet = () if verbose or result.verdict is not Verdict.SCOPED else _quiet(result.detail)
+    lines += [f"  note: {safe(note)}" for note in result.notes if note not in quiet]
     lines += [f"  {safe(line)}" for line in (*details, *last)]
     return [part for line in lines for part in fit(line)]
+
+
+def _quiet(detail: Detail | None) -> frozenset[str]:
+    """The notes a passing result keeps for ``--verbose`` (a check's own)."""
+    return frozenset(getattr(detail, "quiet_notes", ()))
 
 
 def _reason_lines(reason: Reason) -> list[str]:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from agentgate.core.model import Verdict
 
+NO_TESTS = 5  # pytest's exit status when it collected nothing (run.band.NO_TESTS)
+
 if TYPE_CHECKING:
     from agentgate.plan.planner import Plan
     from agentgate.run.band import BandReport, RunResult
@@ -86,18 +88,21 @@ def reasons(witness: WitnessPlan, ran: Iterable[str]) -> dict[str, int]:
 
 
 def outcome(main: list[RunResult]) -> str:
-    """"all passed", or what did not pass first."""
+    """"all passed", or what did not pass, worst first."""
     failed, errors = sum(r.failed for r in main), sum(r.errors for r in main)
     skipped, passed = sum(r.skipped for r in main), sum(r.passed for r in main)
     excused = sum(len(r.frozen_failed_ids) for r in main)
-    bad = [f"{failed} failed" if failed else "", f"{errors} errors" if errors else "",
-           "timed out" if any(r.timed_out for r in main) else "",
-           f"{excused} excused by freezes" if excused else ""]
-    if not any(bad) and not any(r.exit_code not in (0, 5) for r in main):
+    bad = [text for n, text in ((failed, f"{failed} failed"), (errors, f"{errors} errors"),
+                                (excused, f"{excused} excused by their freezes")) if n]
+    bad += ["timed out"] if any(r.timed_out for r in main) else []
+    odd = [r.exit_code for r in main if r.exit_code not in (0, NO_TESTS) and not r.timed_out]
+    if odd and not bad:  # e.g. a harness that hid its failures, or a usage error
+        bad.append(f"pytest exited {odd[0]}")
+    if not bad and passed + skipped == 0:
+        return "no tests collected"
+    if not bad:
         return "all passed" if not skipped else f"{passed} passed, {skipped} skipped"
-    if not any(bad):
-        bad = [f"pytest exited {next(r.exit_code for r in main if r.exit_code not in (0, 5))}"]
-    return ", ".join([b for b in bad if b] + ([f"{skipped} skipped"] if skipped else []))
+    return ", ".join(bad + ([f"{skipped} skipped"] if skipped else []))
 
 
 def _junit_total(run: RunResult) -> int:
