@@ -88,9 +88,11 @@ WIDTH = 100  # the text report's lines fit this many columns (issue 13)
 GATE_COMMANDS = frozenset({"plan", "check", "hook", "pre-push"})
 
 
-def verdict_word(result: Result) -> str:
+def verdict_word(result: Result, verdict: Verdict | None = None) -> str:
+    """How ``verdict`` (default: the result's) reads in ``result``'s report."""
+    verdict = result.verdict if verdict is None else verdict
     gate = result.command.split(" ", 1)[0] in GATE_COMMANDS
-    return "ok" if result.verdict is Verdict.SCOPED and not gate else str(result.verdict)
+    return "ok" if verdict is Verdict.SCOPED and not gate else str(verdict)
 
 
 def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
@@ -102,10 +104,12 @@ def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
         lines.append(f"  range: {_short(result.base)}...{_short(result.head)}")
     elif result.head:
         lines.append(f"  at: {_short(result.head)}")
-    lines += [line for reason in result.reasons for line in _reason_lines(reason)]
+    lines += [_reason_line(reason, verdict_word(result, reason.verdict))
+              for reason in result.reasons]
     first, details, last = detail_sections(result.detail, verbose=verbose)
     lines += [f"  {safe(line)}" for line in first]
-    quiet = () if verbose or result.verdict is not Verdict.SCOPED else _quiet(result.detail)
+    shown_all = verbose or result.verdict is not Verdict.SCOPED
+    quiet = frozenset[str]() if shown_all else _quiet(result.detail)
     lines += [f"  note: {safe(note)}" for note in result.notes if note not in quiet]
     lines += [f"  {safe(line)}" for line in (*details, *last)]
     return [part for line in lines for part in fit(line)]
@@ -116,14 +120,13 @@ def _quiet(detail: Detail | None) -> frozenset[str]:
     return frozenset(getattr(detail, "quiet_notes", ()))
 
 
-def _reason_lines(reason: Reason) -> list[str]:
+def _reason_line(reason: Reason, kind: str) -> str:
     """``kind: rule path: why``; the rule is not repeated when it is the kind itself
     (``scope-escape app/x.py: ...``, not ``scope-escape: scope-escape app/x.py``)."""
     path = safe(reason.path).replace(" ", _KEEP) if reason.path else ""
     where = " ".join(filter(None, (f"[{reason.commit[:10]}]" if reason.commit else "", path)))
-    kind = str(reason.verdict)
-    lead = kind if reason.code == kind else f"{kind}: {reason.code}"
-    return [f"  {lead}{' ' if where else ''}{where}: {safe(reason.detail)}"]
+    lead = kind if reason.code == str(reason.verdict) else f"{kind}: {reason.code}"
+    return f"  {lead}{' ' if where else ''}{where}: {safe(reason.detail)}"
 
 
 _KEEP = "\0"  # a space inside a path while a line is wrapped: paths are never split

@@ -44,5 +44,11 @@ def test_scoped_is_the_gates_word() -> None:
         assert text_lines(Result(command=command))[0] == f"agentgate {command}: ok (exit 0)"
     for command in ("plan", "check", "hook pre-push main", "hook pre-commit"):
         assert text_lines(Result(command=command))[0] == f"agentgate {command}: scoped (exit 0)"
+    no_repro = Result(command="attribute", reasons=[
+        Reason("attribute-no-repro", Verdict.SCOPED, "never failed", path="t.py::t")])
+    assert text_lines(no_repro)[1] == "  ok: attribute-no-repro t.py::t: never failed"
+    in_plan = Result(command="plan", reasons=[
+        Reason("dynamic-import", Verdict.SCOPED, "computed", path="app/x.py")])
+    assert text_lines(in_plan)[1] == "  scoped: dynamic-import app/x.py: computed"
     failed = Result(command="attribute", forced=Verdict.FAILED)
     assert text_lines(failed)[0] == "agentgate attribute: failed (exit 1)"
