@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-import textwrap
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TextIO
@@ -138,6 +137,7 @@ def fit(line: str, width: int = WIDTH) -> list[str]:
     the line (a ``| `` output line keeps its bar); a word longer than a line stays whole."""
     if len(line) <= width:
         return [line.replace(_KEEP, " ")]
+    import textwrap  # here: most reports have no long line, and the commit hook starts fast
     lead = _CONTINUED.match(line)
     prefix = lead.group(0) if lead else ""
     parts = textwrap.wrap(line[len(prefix):], width=width, initial_indent=prefix,

@@ -4,13 +4,11 @@ clock: the follower reads whatever the run wrote once it has ended, so every cou
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import pty
 import subprocess
 import sys
-import termios
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from agentgate.run import outcomes, progress
 from agentgate.run.progress import Counts
 from tests.support.chain_app import commit
 from tests.support.git_repo import GitRepo
+from tests.support.terminal import on_a_terminal, progress_env
 
 pytest_plugins = ["pytester"]
 
@@ -84,50 +83,14 @@ def test_check_feeds_the_bands_real_counts(chain: GitRepo) -> None:
 # --- under a pseudo-terminal ----------------------------------------------------------------
 
 
-def _on_a_terminal(args: list[str], cwd: Path, env: dict[str, str], *,
-                   terminal_stdio: bool) -> tuple[int, bytes, bytes]:
-    """Run ``args`` with a new pseudo-terminal as its controlling terminal: its stdout and
-    stderr are the terminal too (``terminal_stdio``), or pipes as pre-commit gives a hook.
-    Returns the exit code, what reached the terminal, and what reached the pipes."""
-    master, slave = pty.openpty()
-
-    def own_terminal() -> None:
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-
-    sink = slave if terminal_stdio else subprocess.PIPE
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                            stderr=sink, preexec_fn=own_terminal, pass_fds=(slave,))
-    os.close(slave)
-    screen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: every process holding the terminal has ended
-            break
-        if not chunk:
-            break
-        screen += chunk
-    out, err = proc.communicate()
-    os.close(master)
-    return proc.returncode, screen, (out or b"") + (err or b"")
-
-
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != progress_env()}
-    return {**env, "TERM": "xterm", **extra}
-
-
-def progress_env() -> str:
-    from agentgate.report.progress import OFF_ENV
-
-    return OFF_ENV
+    return progress_env(dict(os.environ), **extra)
 
 
 def test_check_on_a_terminal_shows_live_counts(chain: GitRepo) -> None:
     commit(chain, {"app/pricing/rates.py": BROKEN_RATES})
     cmd = [sys.executable, "-m", "agentgate", "check", "--base", "base"]
-    code, screen, _ = _on_a_terminal(cmd, chain.path, _env(), terminal_stdio=True)
+    code, screen, _ = on_a_terminal(cmd, chain.path, _env(), terminal_stdio=True)
     assert code == 1
     assert b"running band: 2/2 tests, 2 failed" in screen, screen
     assert b"ran 2 tests from 2 of the suite's 3 test files" in screen
@@ -135,7 +98,7 @@ def test_check_on_a_terminal_shows_live_counts(chain: GitRepo) -> None:
     piped = subprocess.run(cmd, cwd=chain.path, env=_env(), capture_output=True)
     assert b"running band" not in piped.stdout + piped.stderr and piped.stderr == b""
     # Turned off on a terminal.
-    _, quiet, _ = _on_a_terminal(cmd, chain.path, _env(AGENTGATE_PROGRESS="0"),
+    _, quiet, _ = on_a_terminal(cmd, chain.path, _env(AGENTGATE_PROGRESS="0"),
                                  terminal_stdio=True)
     assert b"running band" not in quiet
 
@@ -161,7 +124,7 @@ def test_under_pre_commit_the_counts_go_to_the_controlling_terminal(chain: GitRe
     env = _env(PRE_COMMIT="1", PRE_COMMIT_FROM_REF=chain.sha("base"),
                PRE_COMMIT_TO_REF=chain.sha())
     cmd = [sys.executable, "-m", "agentgate", "hook", "pre-push"]
-    code, screen, captured = _on_a_terminal(cmd, chain.path, env, terminal_stdio=False)
+    code, screen, captured = on_a_terminal(cmd, chain.path, env, terminal_stdio=False)
     assert code == 1, captured
     assert b"running band: 2/2 tests, 2 failed" in screen, screen
     assert b"running band" not in captured
@@ -175,7 +138,7 @@ def test_witness_record_on_a_terminal_shows_live_counts(repo: GitRepo) -> None:
                 "def test_one():\n    assert one() == 1\n\n\ndef test_two():\n    assert one()\n"})
     repo.commit("initial")
     cmd = [sys.executable, "-m", "agentgate", "witness", "record"]
-    code, screen, _ = _on_a_terminal(cmd, repo.path, _env(), terminal_stdio=True)
+    code, screen, _ = on_a_terminal(cmd, repo.path, _env(), terminal_stdio=True)
     assert code == 0, screen
     assert b"running full suite, recording the witness: 2/2 tests" in screen, screen
     assert b"ok (exit 0)" in screen and b"scoped" not in screen  # the verdict in colour
