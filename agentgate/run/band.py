@@ -147,22 +147,20 @@ class Runner:
             *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
             *spec.args,
         ]
+        feed = self.workdir / f"{spec.label}.progress.jsonl"
+        args += [f"{run_progress.PROGRESS_OPTION}={feed}"] if self.display is not None else []
+        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         log = self.workdir / f"{spec.label}.log"
-        done = self._watched(spec.label, args, argsfile, log)
+        done = self._watched(spec.label, feed, argsfile, log)
         code = -1 if done.timed_out else done.returncode
         self.seen[spec.label] = _read_outcomes(seen)
         return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
                        done.timed_out, _tail(log))
 
-    def _watched(self, label: str, args: list[str], argsfile: Path, log: Path
-                 ) -> process.Finished:
-        """The run, its progress fed to the display when there is one."""
+    def _watched(self, label: str, feed: Path, argsfile: Path, log: Path) -> process.Finished:
+        """The run, its progress feed followed by the display when there is one."""
         if self.display is None:
-            argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
             return self._execute(argsfile, log)
-        feed = self.workdir / f"{label}.progress.jsonl"
-        args = [*args[:3], f"{run_progress.PROGRESS_OPTION}={feed}", *args[3:]]
-        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         with run_progress.following(feed, label, self.display):
             return self._execute(argsfile, log)
 

@@ -11,7 +11,7 @@ def unwrap(text: str) -> str:
     lead = -10
     for line in text.splitlines():
         width = len(line) - len(line.lstrip(" "))
-        if out and width == lead + 4 and line.strip():
+        if out and out[-1].strip() and width == lead + 4 and line.strip():
             out[-1] += " " + line[width:]
             continue
         out.append(line)
