@@ -41,7 +41,7 @@ def line(report: BandReport | None, *, plan: Plan, whole: bool, witness: Witness
     if report is None:
         if verdict is Verdict.BLOCKED:
             return "ran no tests: the trust boundary or the freeze ledger blocks"
-        return f"ran no tests: none of the suite's {len(plan.suite)} test files impacted"
+        return f"ran no tests: none of the suite's {_n(len(plan.suite), 'test file')} impacted"
     main = [r for r in report.runs if r.label != "shadow"]
     seconds = sum(r.duration for r in main)
     what = _what(report, main, plan, whole, witness)
@@ -53,12 +53,13 @@ def _what(report: BandReport, main: list[RunResult], plan: Plan, whole: bool,
     ran = ran_ids(report, main)
     count = len(ran) if ran is not None else sum(_junit_total(r) for r in main)
     if whole:
-        return f"ran all {count} tests (full suite)"
+        return f"ran all {_n(count, 'test')} (full suite)"
     if witness is not None and ran is not None:
         suite = {d.nodeid for d in witness.decisions if "::" in d.nodeid} | set(ran)
         parts = ", ".join(f"{n} {why}" for why, n in reasons(witness, ran).items())
-        return f"ran {count} of {len(suite)} tests ({parts})"
-    return f"ran {count} tests from {len(plan.tests)} of the suite's {len(plan.suite)} test files"
+        return f"ran {count} of {_n(len(suite), 'test')} ({parts})"
+    return (f"ran {_n(count, 'test')} from {len(plan.tests)} of the suite's "
+            f"{_n(len(plan.suite), 'test file')}")
 
 
 def ran_ids(report: BandReport, main: Iterable[RunResult]) -> list[str] | None:
@@ -103,6 +104,10 @@ def outcome(main: list[RunResult]) -> str:
     if not bad:
         return "all passed" if not skipped else f"{passed} passed, {skipped} skipped"
     return ", ".join(bad + ([f"{skipped} skipped"] if skipped else []))
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _junit_total(run: RunResult) -> int:

@@ -69,7 +69,7 @@ def test_a_passing_push_shows_its_verdict_and_summary(readme_project: GitRepo) -
     report = _push_report(outcome)
     assert len(report) <= 3, report
     assert report[0] == f"agentgate hook pre-push {head}: scoped (exit 0)"
-    assert re.fullmatch(r"  ran 1 tests from 1 of the suite's 1 test files in [0-9.]+ s: "
+    assert re.fullmatch(r"  ran 1 test from 1 of the suite's 1 test file in [0-9.]+ s: "
                         "all passed", report[-1]), report
 
 
