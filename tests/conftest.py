@@ -30,6 +30,9 @@ def _isolated_env(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # Under pre-commit the live counts go to /dev/tty: never to the terminal running the suite
+    # (tests/flows/test_progress.py turns them on under a pseudo-terminal of its own).
+    monkeypatch.setenv("AGENTGATE_PROGRESS", "0")
     monkeypatch.setenv("GIT_TEMPLATE_DIR", str(templates))
     monkeypatch.setenv("GIT_AUTHOR_NAME", AUTHOR)
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", EMAIL)

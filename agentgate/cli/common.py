@@ -16,6 +16,6 @@ def repo_and_config(repo: Path) -> tuple[Path, Config]:
     return root, config_mod.load(root)
 
 
-def finish(result: Result, fmt: str) -> int:
-    emit(result, Format(fmt))
+def finish(result: Result, fmt: str, *, verbose: bool = False) -> int:
+    emit(result, Format(fmt), verbose=verbose)
     return result.exit_code

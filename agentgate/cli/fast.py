@@ -15,7 +15,9 @@ from pathlib import Path
 from agentgate.report.render import Format
 
 
-def plan(*, base: str, head: str, fmt: str, explain: str | None, repo: Path) -> int:
+def plan(
+    *, base: str, head: str, fmt: str, explain: str | None, repo: Path, verbose: bool = False
+) -> int:
     """Which tests the range must run, and why; exit code is the verdict."""
     from agentgate.flows import check as checkrun
     from agentgate.git import gitio
@@ -23,34 +25,35 @@ def plan(*, base: str, head: str, fmt: str, explain: str | None, repo: Path) -> 
 
     root = gitio.repo_root(repo)
     result = checkrun.plan(root, base, head, explain=repo_relative(root, explain))
-    emit(result, Format(fmt))
+    emit(result, Format(fmt), verbose=verbose)
     return result.exit_code
 
 
-def hook_pre_commit(*, fmt: str) -> int:
+def hook_pre_commit(*, fmt: str, verbose: bool = False) -> int:
     from agentgate.flows import hooks
 
-    return hooks.pre_commit(Format(fmt))
+    return hooks.pre_commit(Format(fmt), verbose=verbose)
 
 
-def hook_commit_msg(*, message_file: Path, fmt: str) -> int:
+def hook_commit_msg(*, message_file: Path, fmt: str, verbose: bool = False) -> int:
     from agentgate.flows import hooks
 
-    return hooks.commit_msg(message_file, Format(fmt))
+    return hooks.commit_msg(message_file, Format(fmt), verbose=verbose)
 
 
 def hook_prepare_commit_msg(
-    *, message_file: Path, source: str | None, sha: str | None, fmt: str
+    *, message_file: Path, source: str | None, sha: str | None, fmt: str, verbose: bool = False
 ) -> int:
     """``source`` and ``sha`` are accepted because git passes them; the staged change and the
     message file say all that is needed (flows/hooks.py says why)."""
     from agentgate.flows import hooks
 
-    return hooks.prepare_commit_msg(message_file, Format(fmt))
+    return hooks.prepare_commit_msg(message_file, Format(fmt), verbose=verbose)
 
 
 def hook_pre_push(
-    *, remote: str | None, url: str | None, fmt: str, workers: str | None = None
+    *, remote: str | None, url: str | None, fmt: str, workers: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """``url`` is accepted because git passes it; the refs on stdin say all that is needed."""
     from agentgate.core.config import parse_workers
@@ -58,7 +61,7 @@ def hook_pre_push(
 
     count = None if workers is None else parse_workers(workers)
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    return hooks.pre_push(Format(fmt), remote, stdin, workers=count)
+    return hooks.pre_push(Format(fmt), remote, stdin, workers=count, verbose=verbose)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

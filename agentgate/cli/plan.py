@@ -12,15 +12,20 @@ from agentgate.git import gitio
 
 
 def check_command(
-    *, base: str, head: str, fmt: str, shadow: bool, repo: Path, workers: str | None = None
+    *, base: str, head: str, fmt: str, shadow: bool, repo: Path, workers: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
     from agentgate.core.config import parse_workers
     from agentgate.flows import check as checkrun
+    from agentgate.report import progress
 
     root = gitio.repo_root(repo)
     count = None if workers is None else parse_workers(workers)
-    return finish(checkrun.check(root, base, head, shadow=shadow, workers=count), fmt)
+    with progress.shown() as display:
+        result = checkrun.check(root, base, head, shadow=shadow, workers=count,
+                                display=display)
+    return finish(result, fmt, verbose=verbose)
 
 
 COMMANDS: dict[tuple[str, ...], Callable[..., int]] = {

@@ -74,6 +74,10 @@ BASE = _str("base", "--base", "Base of the range (e.g. origin/main): its merge-b
 HEAD = _str("head", "--head", "Head of the range (default HEAD).", "HEAD")
 NODEID = Param(name="test", required=True, help="The test's pytest node id (path::name).")
 REV = _str("rev", "--rev", "Revision (default: HEAD for record).")
+# Failures first; per-file chains, per-test witness lines and each run's counts on -v (issue 13).
+VERBOSE = Param(name="verbose", flags=("--verbose", "-v"), kind=bool, default=False,
+                help="Also show the details: each test file's import chain, the witness's "
+                "per-test decisions, each pytest run, and the notes of a passing check.")
 CODES = "Exit 0 allowed, 3 scope escape, 4 blocked."
 WORKERS = _str("workers", "--workers", "pytest-xdist processes for the band and the full "
                "suite: auto, N, or 0 for one (default: config workers).", metavar="auto|N")
@@ -89,7 +93,7 @@ GROUPS = (
 )
 
 PLAN = Command(("plan",), "Which tests the range must run, and why; exit code is the verdict.", (
-    BASE, HEAD, FORMAT,
+    BASE, HEAD, FORMAT, VERBOSE,
     _str("explain", "--explain", "Show the shortest import chain from this test file to a "
          "change; for a node id (path::test), also the witness's decision and its reason.",
          metavar="PATH|NODEID"),
@@ -97,16 +101,17 @@ PLAN = Command(("plan",), "Which tests the range must run, and why; exit code is
 ))
 CHECK = Command(("check",), "Plan the range, then run the band (or the full suite) on a clean "
                 "tree of head.", (
-    BASE, HEAD, FORMAT,
+    BASE, HEAD, FORMAT, VERBOSE,
     _flag("shadow", "--shadow", "Also run the full suite and report every failure the band "
           "did not select."),
     REPO, WORKERS,
 ))
-PRE_COMMIT = Command(("hook", "pre-commit"), f"Check the staged change. {CODES}", (FORMAT,))
+PRE_COMMIT = Command(("hook", "pre-commit"), f"Check the staged change. {CODES}",
+                     (FORMAT, VERBOSE))
 COMMIT_MSG = Command(("hook", "commit-msg"), f"Check the message's trailers. {CODES}", (
     Param(name="message_file", kind=Path, required=True,
           help="The commit message file (git passes it)."),
-    FORMAT,
+    FORMAT, VERBOSE,
 ))
 # git runs prepare-commit-msg even under --no-verify: the staged gate and the trailers again.
 PREPARE_COMMIT_MSG = Command(("hook", "prepare-commit-msg"), "Check the staged change and "
@@ -115,12 +120,12 @@ PREPARE_COMMIT_MSG = Command(("hook", "prepare-commit-msg"), "Check the staged c
           help="The commit message file (git passes it)."),
     Param(name="source", help="Where the message came from (git passes it; not read)."),
     Param(name="sha", help="The commit the message came from (git passes it; not read)."),
-    FORMAT,
+    FORMAT, VERBOSE,
 ))
 PRE_PUSH = Command(("hook", "pre-push"), "Check every pushed commit and the range.", (
     Param(name="remote", help="Remote name (git passes it)."),
     Param(name="url", help="Remote URL (git passes it)."),
-    FORMAT, WORKERS,
+    FORMAT, WORKERS, VERBOSE,
 ))
 
 

@@ -11,11 +11,14 @@ from agentgate.cli.common import finish, repo_and_config
 
 def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str,
             shard: str | None, out: Path | None) -> int:
+    from agentgate.report import progress
     from agentgate.witness import record
 
     root, config = repo_and_config(repo)
-    return finish(record.record(root, config, rev=rev, pytest_args=pytest_args or (),
-                                shard=shard, out=out), fmt)
+    with progress.shown() as display:  # live counts on a terminal (issue 13)
+        result = record.record(root, config, rev=rev, pytest_args=pytest_args or (),
+                               shard=shard, out=out, display=display)
+    return finish(result, fmt)
 
 
 def _merge(*, files: list[Path] | None, repo: Path, fmt: str) -> int:

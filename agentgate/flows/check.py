@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     # reads one (together ~40 ms of a warm plan's start-up).
     from agentgate.report.explain import NodeExplain
     from agentgate.run import band
+    from agentgate.run.progress import Display
     from agentgate.witness.select import WitnessPlan
 
 Texts = tuple[str | None, str | None]  # a file's text at the merge-base and at head
@@ -219,8 +220,9 @@ def _added_markers(
 # --- check -------------------------------------------------------------------------------------
 
 def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = False,
-          workers: int | str | None = None) -> Result:
-    """``workers``: ``--workers``, else the config's (pytest-xdist, run.band)."""
+          workers: int | str | None = None, display: Display | None = None) -> Result:
+    """``workers``: ``--workers``, else the config's (pytest-xdist, run.band); ``display``:
+    where the band's live counts go while it runs (a terminal), if anywhere."""
     from agentgate.run import band
 
     start = time.monotonic()
@@ -236,10 +238,12 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
                 _not_run(result, planned)
             else:
                 _fill(result, planned)
-                ran = _run(root, planned, tree, result, shadow=shadow, workers=workers)
+                ran = _run(root, planned, tree, result, shadow=shadow, workers=workers,
+                           display=display)
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
+        quiet_notes=tuple(result.notes),
     )
     return result
 
@@ -254,7 +258,7 @@ def _not_run(result: CheckResult, planned: Planned) -> None:
 
 def _run(
     root: Path, planned: Planned, tree: band.Tree, result: CheckResult, *, shadow: bool,
-    workers: int | str | None = None,
+    workers: int | str | None = None, display: Display | None = None,
 ) -> _Ran:
     from agentgate.flows import check_results as checkrun_results
     from agentgate.run import band, interp
@@ -271,7 +275,7 @@ def _run(
                          config.workers if workers is None else workers,
                          len(planned.plan.suite))
     frozen = _excused(root, planned, tree.path, result)
-    report = band.run_band(root, config, tree, spec, frozen)
+    report = band.run_band(root, config, tree, spec, frozen, display=display)
     result.reasons += checkrun_results.run_reasons(report, selection)
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})

@@ -172,8 +172,9 @@ def _play_all(root: Path, fmt: Format) -> int:
     surprises = 0
     if text:
         sys.stdout.write(
-            "agentgate demo: an agent's patch against a tiny shop (app/pricing/tax.py "
-            "is imported by app/checkout/session.py; scope: app/pricing, tests)\n\n"
+            "agentgate demo: an agent's patch against a tiny shop\n"
+            "(app/pricing/tax.py is imported by app/checkout/session.py; scope: app/pricing, "
+            "tests)\n\n"
         )
     for step in STEPS:
         result = step.play(root)
@@ -181,7 +182,7 @@ def _play_all(root: Path, fmt: Format) -> int:
         surprises += not ok
         if text:
             sys.stdout.write(f"{step.title}\n")
-        emit(result, fmt)
+        emit(result, fmt, verbose=True)  # the demo is there to show why each test runs
         if text:
             mark = "as expected" if ok else f"UNEXPECTED (expected {step.expected})"
             sys.stdout.write(f"  -> {result.verdict}, exit {result.exit_code}: {mark}\n\n")

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.core.model import Reason, Result, worst
@@ -19,16 +20,20 @@ from agentgate.gate import checks as gate
 from agentgate.git import gitio
 from agentgate.report.render import Format, emit
 
+if TYPE_CHECKING:
+    from agentgate.run.progress import Display
 
-def pre_commit(fmt: Format) -> int:
+
+def pre_commit(fmt: Format, *, verbose: bool = False) -> int:
     root = gitio.repo_root(Path.cwd())
     result = gate.check_staged(root, os.environ)
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
 def prepare_commit_msg(
-    message_file: Path, fmt: Format, env: Mapping[str, str] | None = None
+    message_file: Path, fmt: Format, env: Mapping[str, str] | None = None, *,
+    verbose: bool = False,
 ) -> int:
     """The whole commit-time gate again, because ``git commit --no-verify`` skips pre-commit
     and commit-msg but not this hook (githooks(5)); and the trailer check, for a message the
@@ -48,11 +53,11 @@ def prepare_commit_msg(
     _add_new(result, reasons)
     if agent and not any(n.startswith("agent commit:") for n in result.notes):
         result.notes.append(f"agent commit: {agent}")
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
-def commit_msg(message_file: Path, fmt: Format) -> int:
+def commit_msg(message_file: Path, fmt: Format, *, verbose: bool = False) -> int:
     """The message is known only here: its trailers can name an agent the env did not."""
     root = gitio.repo_root(Path.cwd())
     head = gitio.head_sha(root)
@@ -60,7 +65,7 @@ def commit_msg(message_file: Path, fmt: Format) -> int:
     agent, result.reasons = _trailer_check(root, head, message_file)
     if agent:
         result.notes.append(f"agent commit: {agent}")
-    emit(result, fmt)
+    emit(result, fmt, verbose=verbose)
     return result.exit_code
 
 
@@ -185,7 +190,7 @@ def _base_candidates(configured: str | None, remote: str | None) -> list[str]:
 
 def pre_push(
     fmt: Format, remote: str | None, stdin_text: str, env: Mapping[str, str] | None = None,
-    workers: int | str | None = None,
+    workers: int | str | None = None, *, verbose: bool = False,
 ) -> int:
     """``remote`` as git passes it; under pre-commit, which passes none, its variable."""
     env = os.environ if env is None else env
@@ -193,20 +198,24 @@ def pre_push(
     remote = remote if remote is not None else env.get("PRE_COMMIT_REMOTE_NAME")
     codes = []
     for push in push_ranges(root, env, stdin_text, remote):
-        result = check_push(root, push, workers)
-        emit(result, fmt)
+        from agentgate.report import progress  # live counts while the band runs (issue 13)
+
+        with progress.shown(env) as display:
+            result = check_push(root, push, workers, display)
+        emit(result, fmt, verbose=verbose)
         codes.append(result.verdict)
     return worst(codes).exit_code if codes else 0
 
 
-def check_push(root: Path, push: PushRange, workers: int | str | None = None) -> Result:
+def check_push(root: Path, push: PushRange, workers: int | str | None = None,
+               display: Display | None = None) -> Result:
     """Every pushed commit against the trust boundary, then the planned band on the pushed
     code (the full suite when promoted or when there is nothing to compare against)."""
     from agentgate.flows import (
         check as checkrun,  # the push path may pay for the planner and the band
     )
 
-    result = checkrun.check(root, push.base, push.head, workers=workers)
+    result = checkrun.check(root, push.base, push.head, workers=workers, display=display)
     result.command = f"hook pre-push {push.label}"
     if push.note:
         result.notes.insert(0, push.note)

@@ -8,7 +8,7 @@ the stages' own values (``Plan``, ``WitnessPlan``, ``BandReport``), never displa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentgate.core.model import Verdict
@@ -84,6 +84,9 @@ class CheckDetail(PlanDetail):
     band: BandRun | None = None  # None: nothing ran
     shadow_stats: dict[str, Any] | None = None
     elapsed: float = 0.0
+    # The notes the check itself made: details of a passing check, shown on -v (issue 13); a
+    # note a caller adds after (the push's range fallback) always shows.
+    quiet_notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
@@ -138,26 +141,51 @@ def shadow_json(band: BandRun) -> dict[str, Any]:
 # --- text --------------------------------------------------------------------------------------
 
 def text(detail: PlanDetail) -> list[str]:
+    """Every line, as ``--verbose`` shows them."""
+    first, details, last = sections(detail, verbose=True)
+    return [*first, *details, *last]
+
+
+def sections(detail: PlanDetail, *, verbose: bool) -> tuple[list[str], list[str], list[str]]:
+    """(failures, details, summary): a report puts failures right after its reasons, then its
+    notes, the details, and ends with the summary (issue 13: a failing push printed 31
+    witness lines before the failure). Per-file chains and per-test witness lines, where the
+    band ran and each run's counts are ``--verbose`` only; JSON keeps everything."""
     if isinstance(detail.explain, Explain):
-        return [_explain_line(detail.explain)]
+        return [], [_explain_line(detail.explain)], []
     if detail.explain is not None:
-        return detail.explain.lines()
-    lines = _test_lines(detail)
-    if isinstance(detail, CheckDetail) and detail.band is not None:
-        lines += _result_lines(detail.band.report)
-    return lines
+        return [], detail.explain.lines(), []
+    if not isinstance(detail, CheckDetail):
+        return [], _test_lines(detail, verbose=verbose), []
+    failures = [] if detail.band is None else _failure_lines(detail.band.report)
+    details: list[str] = []
+    if verbose:
+        details = _test_lines(detail, verbose=True)
+        if detail.band is not None:
+            details += _result_lines(detail.band.report)
+    return failures, details, [summary_line(detail)]
 
 
-def _test_lines(detail: PlanDetail) -> list[str]:
+def summary_line(detail: CheckDetail) -> str:
+    """What the check ran, of how many, and how it went (``report.summary``)."""
+    from agentgate.report import summary
+
+    band = detail.band
+    return summary.line(None if band is None else band.report, plan=detail.plan,
+                        whole=band is not None and band.selection is None,
+                        witness=detail.witness, verdict=detail.verdict_plan)
+
+
+def _test_lines(detail: PlanDetail, *, verbose: bool) -> list[str]:
     the_plan = detail.plan
     full = "; promoted: check runs the full suite" if detail.full_suite else ""
     lines = [f"tests: {len(the_plan.tests)} of {len(the_plan.suite)} test file(s){full}"]
-    for test, chain in the_plan.why.items():
-        lines.append(f"  {test}: {_chain_text(chain)}")
+    if verbose:
+        lines += [f"  {test}: {_chain_text(chain)}" for test, chain in the_plan.why.items()]
     if detail.witness is not None:
         from agentgate.report import witness as witness_summary
 
-        lines += witness_summary.text_lines(detail.witness)
+        lines += witness_summary.text_lines(detail.witness, verbose=verbose)
     return lines
 
 
@@ -174,17 +202,25 @@ def _explain_line(info: Explain) -> str:
     return f"why {info.test}: not impacted (no import chain from it to a changed file)"
 
 
+def _failure_lines(report: BandReport) -> list[str]:
+    lines: list[str] = []
+    for run in report.runs:
+        if run.green:
+            continue
+        lines += [f"  FAILED {n}" for n in run.failed_ids]
+        lines += [f"  | {line}" for line in run.output_tail]
+    return lines
+
+
+_RUN_NAMES = {"full": "full suite", "shadow": "shadow full suite"}  # "full:" missed a word
+
+
 def _result_lines(report: BandReport) -> list[str]:
     where = "temporary worktree of head" if report.worktree else "the checkout (clean, at head)"
     lines = [f"ran in {where} with {report.interpreter}"]
-    for run in report.runs:
-        lines.append(
-            f"{run.label}: {run.passed} passed, {run.failed} failed, {run.errors} errors, "
-            f"{run.skipped} skipped in {run.duration:.1f} s"
-        )
-        lines += [f"  FAILED {n}" for n in run.failed_ids]
-        if not run.green:
-            lines += [f"  | {line}" for line in run.output_tail]
+    lines += [f"{_RUN_NAMES.get(run.label, run.label)}: {run.passed} passed, {run.failed} "
+              f"failed, {run.errors} errors, {run.skipped} skipped in {run.duration:.1f} s"
+              for run in report.runs]
     return lines
 
 
@@ -203,9 +239,12 @@ def markdown(detail: PlanDetail) -> list[str]:
                                            for k in ("passed", "failed", "errors", "skipped"))
         lines.append(f"- results: {passed} passed, {failed} failed, "
                      f"{errors} errors, {skipped} skipped")
+    lines.append(f"- {summary_line(detail)}")
+    lines.append(f"- time: {detail.elapsed:.1f} s")
     if detail.witness is not None:
         from agentgate.report import witness as witness_summary
 
-        lines += witness_summary.markdown_lines(detail.witness)
-    lines.append(f"- time: {detail.elapsed:.1f} s")
+        # After the list, set off by blank lines: a paragraph and a table inside it ended
+        # the list and left "- time" a list of its own (issue 13).
+        lines += ["", *witness_summary.markdown_lines(detail.witness), ""]
     return lines

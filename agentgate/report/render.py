@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TextIO
 
-from agentgate.core.model import Detail, Result, Verdict
+from agentgate.core.model import Detail, Reason, Result, Verdict
 
 
 class Format(StrEnum):
@@ -80,19 +81,83 @@ def _jsonable(value: Any) -> Any:
 _LEAF = json.JSONEncoder(default=_jsonable)  # json's C encoder: no indent
 
 
-def text_lines(result: Result) -> list[str]:
-    lines = [f"agentgate {result.command}: {result.verdict} (exit {result.exit_code})"]
+WIDTH = 100  # the text report's lines fit this many columns (issue 13)
+# Commands whose exit code is a gate's verdict: only they say "scoped" (issue 13); every other
+# command that succeeds says "ok".
+GATE_COMMANDS = frozenset({"plan", "check", "hook", "pre-push"})
+
+
+def verdict_word(result: Result, verdict: Verdict | None = None) -> str:
+    """How ``verdict`` (default: the result's) reads in ``result``'s report."""
+    verdict = result.verdict if verdict is None else verdict
+    gate = result.command.split(" ", 1)[0] in GATE_COMMANDS
+    return "ok" if verdict is Verdict.SCOPED and not gate else str(verdict)
+
+
+def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
+    """Headline, where, reasons, failures, notes, details, summary -- each line wrapped to
+    ``WIDTH``. A passing check's own notes are details (``--verbose``): under pre-commit its
+    whole report is three lines (issue 13)."""
+    lines = [f"agentgate {result.command}: {verdict_word(result)} (exit {result.exit_code})"]
     if result.base:
         lines.append(f"  range: {_short(result.base)}...{_short(result.head)}")
     elif result.head:
         lines.append(f"  at: {_short(result.head)}")
-    for reason in result.reasons:
-        where = f" {safe(reason.path)}" if reason.path else ""
-        commit = f" [{reason.commit[:10]}]" if reason.commit else ""
-        lines.append(f"  {reason.verdict}: {reason.code}{commit}{where}: {safe(reason.detail)}")
-    lines.extend(f"  note: {safe(note)}" for note in result.notes)
-    lines.extend(f"  {safe(line)}" for line in detail_lines(result.detail, "text"))
-    return lines
+    lines += [_reason_line(reason, verdict_word(result, reason.verdict))
+              for reason in result.reasons]
+    first, details, last = detail_sections(result.detail, verbose=verbose)
+    lines += [f"  {safe(line)}" for line in first]
+    shown_all = verbose or result.verdict is not Verdict.SCOPED
+    quiet = frozenset[str]() if shown_all else _quiet(result.detail)
+    lines += [f"  note: {safe(note)}" for note in result.notes if note not in quiet]
+    lines += [f"  {safe(line)}" for line in (*details, *last)]
+    return [part for line in lines for part in fit(line)]
+
+
+def _quiet(detail: Detail | None) -> frozenset[str]:
+    """The notes a passing result keeps for ``--verbose`` (a check's own)."""
+    return frozenset(getattr(detail, "quiet_notes", ()))
+
+
+def _reason_line(reason: Reason, kind: str) -> str:
+    """``kind: rule path: why``; the rule is not repeated when it is the kind itself
+    (``scope-escape app/x.py: ...``, not ``scope-escape: scope-escape app/x.py``)."""
+    path = safe(reason.path).replace(" ", _KEEP) if reason.path else ""
+    where = " ".join(filter(None, (f"[{reason.commit[:10]}]" if reason.commit else "", path)))
+    lead = kind if reason.code == str(reason.verdict) else f"{kind}: {reason.code}"
+    return f"  {lead}{' ' if where else ''}{where}: {safe(reason.detail)}"
+
+
+_KEEP = "\0"  # a space inside a path while a line is wrapped: paths are never split
+_CONTINUED = re.compile(r" *(?:\| )?")
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` wrapped to ``width`` at spaces, continuation lines indented four more than
+    the line (a ``| `` output line keeps its bar); a word longer than a line stays whole."""
+    if len(line) <= width:
+        return [line.replace(_KEEP, " ")]
+    import textwrap  # here: most reports have no long line, and the commit hook starts fast
+    lead = _CONTINUED.match(line)
+    prefix = lead.group(0) if lead else ""
+    parts = textwrap.wrap(line[len(prefix):], width=width, initial_indent=prefix,
+                          subsequent_indent=prefix + "    ", break_long_words=False,
+                          break_on_hyphens=False)
+    return [part.replace(_KEEP, " ") for part in parts] or [line]
+
+
+Sections = tuple[list[str], list[str], list[str]]  # failures, details, summary
+
+
+def detail_sections(detail: Detail | None, *, verbose: bool) -> Sections:
+    """A kind's text in three parts when it defines ``sections``, else all of it as details."""
+    if detail is None:
+        return [], [], []
+    module = importlib.import_module(f"agentgate.report.{detail.kind}")
+    parts: Callable[..., Sections] | None = getattr(module, "sections", None)
+    if parts is None:
+        return [], detail_lines(detail, "text"), []
+    return parts(detail, verbose=verbose)
 
 
 def detail_lines(detail: Detail | None, form: str) -> list[str]:
@@ -110,7 +175,8 @@ def _short(sha: str | None) -> str:
 
 
 def markdown(result: Result) -> str:
-    out = [f"### agentgate {result.command}: `{result.verdict}` (exit {result.exit_code})", ""]
+    out = [f"### agentgate {result.command}: `{verdict_word(result)}` (exit {result.exit_code})",
+           ""]
     if result.base:
         out += [f"Range `{_short(result.base)}...{_short(result.head)}`", ""]
     if result.reasons:
@@ -134,7 +200,10 @@ def use_colour(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def emit(result: Result, fmt: Format | str = Format.TEXT, stream: TextIO | None = None) -> None:
+def emit(
+    result: Result, fmt: Format | str = Format.TEXT, stream: TextIO | None = None, *,
+    verbose: bool = False,
+) -> None:
     """Print the result; a check's markdown also goes to the CI step summary, first, so that
     a failure to append it is a note in what is printed."""
     out = stream or sys.stdout
@@ -145,18 +214,18 @@ def emit(result: Result, fmt: Format | str = Format.TEXT, stream: TextIO | None 
     elif fmt is Format.MARKDOWN:
         out.write(markdown(result))
     elif use_colour(out):
-        _emit_rich(result, out)
+        _emit_rich(result, out, verbose)
     else:
-        out.write("\n".join(text_lines(result)) + "\n")
+        out.write("\n".join(text_lines(result, verbose=verbose)) + "\n")
     out.flush()
 
 
-def _emit_rich(result: Result, out: TextIO) -> None:
+def _emit_rich(result: Result, out: TextIO, verbose: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
     console = Console(file=out, highlight=False)
-    lines = text_lines(result)
+    lines = text_lines(result, verbose=verbose)
     head = Text(lines[0])
     head.stylize(_STYLE[result.verdict], len(f"agentgate {result.command}: "))
     console.print(head)

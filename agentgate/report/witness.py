@@ -75,7 +75,8 @@ def _share(plan: WitnessPlan) -> str:
     return f"{percent:g}%, {shadow.FLOOR} to {plan.shadow_limit}{sized}"
 
 
-def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
+def text_lines(plan: WitnessPlan, *, now: float | None = None, verbose: bool = True) -> list[str]:
+    """The witness's counts; with ``verbose``, each test it runs and why."""
     data = to_json(plan, now=now)
     counts = data["counts"]
     lines = [
@@ -88,7 +89,7 @@ def text_lines(plan: WitnessPlan, *, now: float | None = None) -> list[str]:
         "  " + ", ".join(f"{name.replace('_', ' ')} {counts[name]}" for name, _ in _LISTS)
         + f", shadowed {counts['shadowed']} ({_share(plan)})"
     )
-    for decision in plan.decisions:
+    for decision in plan.decisions if verbose else ():
         if decision.runs and decision.label != AMBIENT_DRIFT:
             lines.append(f"  {decision.label} {decision.nodeid}: {decision.detail}")
     return lines

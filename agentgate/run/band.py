@@ -26,6 +26,7 @@ from agentgate.core.config import Config
 from agentgate.core.errors import AgentgateError, ConfigError
 from agentgate.git import scratch, worktrees
 from agentgate.run import accounting, inifile, interp, process
+from agentgate.run import progress as run_progress
 from agentgate.run.junit import Outcome, read_nodes
 
 # pytest.main reads its arguments from the JSON file named by argv[1].
@@ -130,6 +131,7 @@ class Runner:
     timeout: int
     frozen: frozenset[str] = frozenset()
     seen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # label -> outcomes
+    display: run_progress.Display | None = None  # live counts on a terminal (issue 13)
 
     def run(self, spec: RunSpec) -> RunResult:
         junit = self.workdir / f"{spec.label}.xml"
@@ -146,13 +148,22 @@ class Runner:
             *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
             *spec.args,
         ]
+        feed = self.workdir / f"{spec.label}.progress.jsonl"
+        args += [f"{run_progress.PROGRESS_OPTION}={feed}"] if self.display is not None else []
         argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         log = self.workdir / f"{spec.label}.log"
-        done = self._execute(argsfile, log)
+        done = self._watched(spec.label, feed, argsfile, log)
         code = -1 if done.timed_out else done.returncode
         self.seen[spec.label] = _read_outcomes(seen)
         return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
                        done.timed_out, _tail(log))
+
+    def _watched(self, label: str, feed: Path, argsfile: Path, log: Path) -> process.Finished:
+        """The run, its progress feed followed by the display when there is one."""
+        if self.display is None:
+            return self._execute(argsfile, log)
+        with run_progress.following(feed, label, self.display):
+            return self._execute(argsfile, log)
 
     def _empty_ini(self) -> Path:
         empty = self.workdir / "empty.ini"
@@ -337,7 +348,8 @@ def _as_args(selection: Sequence[str]) -> list[str]:
 
 
 def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
-             frozen: frozenset[str] = frozenset()) -> BandReport:
+             frozen: frozenset[str] = frozenset(), *,
+             display: run_progress.Display | None = None) -> BandReport:
     """Run every pytest invocation the band needs, in ``tree``, under the project's python."""
     python = interp.project_python(root, config)
     pinned = config.pinned_env()
@@ -348,7 +360,8 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
         plugins = install_outcomes_plugin(workdir)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
         has_xdist = interp.require_pytest(python, env, tree.path)
-        runner = Runner(python, tree.path, env, workdir, config.timeout, frozen)
+        runner = Runner(python, tree.path, env, workdir, config.timeout, frozen,
+                        display=display)
         runs = [with_workers(r, spec, has_xdist, python) for r in band_runs(spec, tree.path)]
         results = tuple(runner.run(s) for s in runs)
     problems = accounting.account_runs(

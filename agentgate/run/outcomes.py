@@ -28,6 +28,10 @@ import pytest
 
 OPTION = "--agentgate-outcomes"
 FORMAT = 1
+# One JSON line per event, appended and flushed as it happens, for a parent that tails the
+# file to show progress (agentgate.run.progress): {"collected": N} once collection is done,
+# then {"test": NODEID, "outcome": OUTCOME} as each test finishes (issue 13).
+PROGRESS_OPTION = "--agentgate-progress"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -37,6 +41,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("agentgate").addoption(
         OPTION, dest="agentgate_outcomes", default=None, metavar="PATH",
         help="agentgate: write each test's raw and reported outcome to PATH (JSON)",
+    )
+    parser.getgroup("agentgate").addoption(
+        PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
+        help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
 
 
@@ -48,6 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
         outcomes = Outcomes(str(path))
         config.stash[_KEY] = outcomes
         config.pluginmanager.register(outcomes, "agentgate-outcomes")
+    feed = config.getoption("agentgate_progress")
+    if feed and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Feed(str(feed)), "agentgate-progress")
 
 
 def phase_outcome(exc: BaseException | None) -> str:
@@ -166,6 +177,37 @@ class WorkerOutcomes(Outcomes):
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_KEY] = {"tests": self.tests, "collected": self.collected,
                                   "deselected": self.deselected}
+
+
+class Feed:
+    """Registered only when ``--agentgate-progress`` is given: what finished, as it does."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.reported: dict[str, str] = {}
+        self.total_sent = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._line({"collected": len(session.items)})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing: the first worker's count is the
+        run's (every worker collects the same items)."""
+        if not self.total_sent:
+            self.total_sent = True
+            self._line({"collected": len(ids)})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reported[report.nodeid] = _reported(report, self.reported.get(report.nodeid))
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self._line({"test": nodeid, "outcome": self.reported.pop(nodeid, "unknown")})
+
+    def _line(self, event: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:  # whole lines, one write each
+            out.write(json.dumps(event) + "\n")
 
 
 def _reported(report: pytest.TestReport, before: str | None) -> str:

@@ -25,6 +25,7 @@ from agentgate.core.model import Result
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
 from agentgate.run import interp, process
+from agentgate.run import progress as run_progress
 from agentgate.witness import depgraph as graph
 from agentgate.witness import envprint, shards
 from agentgate.witness.harvest import RAW_VERSION
@@ -43,6 +44,7 @@ _PROBE = (
 def record(
     root: Path, config: Config, *, rev: str | None = None, pytest_args: Sequence[str] = (),
     shard: str | None = None, out: Path | None = None,
+    display: run_progress.Display | None = None,
 ) -> Result:
     """The whole suite into the store; with ``shard`` (``I/N``), the I-th share into ``out``
     for ``witness merge`` (``witness.shards``)."""
@@ -60,7 +62,7 @@ def record(
         env = interp.test_env(config, tree)
         shim_note = _make_importable(python, env, tree, tmp / "shim")
         raw_path = tmp / "raw.json"
-        _run_suite(python, env, tree, raw_path, config, pytest_args)
+        _run_suite(python, env, tree, raw_path, config, pytest_args, display=display)
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
         witness.info[graph.WHOLE_SUITE] = whole
@@ -134,7 +136,7 @@ def _make_importable(python: str, env: dict[str, str], tree: Path, shim: Path) -
 
 def _run_suite(
     python: str, env: dict[str, str], tree: Path, raw_path: Path, config: Config,
-    pytest_args: Sequence[str],
+    pytest_args: Sequence[str], *, display: run_progress.Display | None = None,
 ) -> None:
     cmd = [
         python, "-m", "pytest", "-p", "agentgate.witness", "--agentgate-witness",
@@ -143,7 +145,8 @@ def _run_suite(
         f"--rootdir={tree}", *pytest_args,
     ]
     # pytest's own output goes to stderr: stdout carries agentgate's report.
-    done = process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
+    done = (process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
+            if display is None else _run_watched(cmd, tree, env, raw_path, display))
     # 5: a shard whose files all hash elsewhere ran no test, which is a valid share.
     sharded = any(a.startswith("--agentgate-witness-shard=") for a in pytest_args)
     if done.returncode not in ((0, 1, 5) if sharded else (0, 1)) or not raw_path.is_file():
@@ -151,6 +154,21 @@ def _run_suite(
             f"pytest exited {done.returncode} while recording (see its output above); "
             "fix the suite's collection or configuration and record again"
         )
+
+
+def _run_watched(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path,
+                 display: run_progress.Display) -> process.Finished:
+    """On a terminal: live counts from agentgate's outcome plugin (issue 13) in place of
+    pytest's output, which goes to a log whose tail is shown when the run went wrong."""
+    feed, log = raw_path.with_name("progress.jsonl"), raw_path.with_name("pytest.log")
+    cmd = [*cmd[:3], "-p", "agentgate.run.outcomes", f"{run_progress.PROGRESS_OPTION}={feed}",
+           *cmd[3:]]
+    with run_progress.following(feed, "witness", display), log.open("wb") as out:
+        done = process.run(cmd, cwd=tree, env=env, stdout=out, stderr=process.STDOUT)
+    if done.returncode not in (0, 1) or not raw_path.is_file():
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        sys.stderr.write("".join(f"{line}\n" for line in lines[-40:]))
+    return done
 
 
 def _read_raw(path: Path) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from agentgate.git import gitio, worktrees
 from agentgate.report.render import text_lines
 from agentgate.run import interp
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.text import unwrap
 
 SEEDS = 4
 ITEMS = '["apple", "pear"]'
@@ -279,7 +280,7 @@ def test_nothing_failing_is_no_repro_with_the_rule_of_three_bound(
     assert bound["head"]["rule_of_three"] == pytest.approx(3 / SEEDS)
     assert bound["runs_for_1pct"] == 299
     assert bound["head"]["more_runs_for_1pct"] == 299 - SEEDS
-    text = "\n".join(text_lines(result))
+    text = unwrap("\n".join(text_lines(result)))  # one line per item
     assert "rule of three" in text and "299 runs would bound it at 1%" in text
 
 
@@ -292,7 +293,7 @@ def test_freeze_is_refused_for_any_other_verdict(repo: GitRepo) -> None:
     )
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "attribute-freeze-refused" in proc.stdout
-    assert "the verdict is NO_REPRO" in proc.stdout
+    assert "the verdict is NO_REPRO" in unwrap(proc.stdout)
     assert not (repo.path / ".agentgate" / "freezes").exists()
 
 

@@ -30,6 +30,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.model import Verdict
 from agentgate.report.render import text_lines
 from agentgate.run.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
+from tests.support.text import unwrap
 
 P, F, E, S = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 NC, HE, CE = Outcome.NOT_COLLECTED, Outcome.HARNESS_ERROR, Outcome.COLLECTION_ERROR
@@ -276,7 +277,7 @@ def test_text_report_exact_output() -> None:
     )
     decision = decide(base, head, stage="swept")
     result = build_result(summary, decision, "agentgate attribute tests/test_a.py::test_x")
-    assert text_lines(result) == [
+    assert unwrap("\n".join(text_lines(result))).splitlines() == [
         "agentgate attribute: failed (exit 1)",
         "  range: basebaseba...headheadhe",
         "  failed: attribute-patch-induced tests/test_a.py::test_x: head fails on seeds 3 "

@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.git_repo import GitRepo, run_agentgate
 from tests.support.ledger import LEDGER, SESSION, TAX, write_freeze
+from tests.support.text import unwrap
 
 TODAY = "2026-01-10"
 TAX_FILE = f"{LEDGER}/tests_test_tax.py_test_tax-"  # + hash + .json
@@ -19,7 +20,7 @@ TAX_FILE = f"{LEDGER}/tests_test_tax.py_test_tax-"  # + hash + .json
 def _agentgate(repo: GitRepo, *args: str) -> tuple[int, str, str]:
     proc = run_agentgate(*args, cwd=repo.path)
     assert "Traceback" not in proc.stderr
-    return proc.returncode, proc.stdout, proc.stderr
+    return proc.returncode, unwrap(proc.stdout), proc.stderr  # one line per item
 
 
 def _one_line_error(stderr: str) -> str:
@@ -42,7 +43,7 @@ def test_check_passes_on_a_valid_ledger(app_repo: GitRepo) -> None:
     code, out, _ = _agentgate(app_repo, "ledger", "check")
     assert code == 0
     assert out == (
-        "agentgate ledger check: scoped (exit 0)\n"
+        "agentgate ledger check: ok (exit 0)\n"
         f"  note: 1 freeze record(s) in {LEDGER}, all valid\n"
     )
 
@@ -134,7 +135,7 @@ def test_list_text_shows_state_owner_days_left_and_last_drill(app_repo: GitRepo)
     code, out, _ = _agentgate(repo, "ledger", "list", "--today", "2026-01-12")
     assert code == 0
     assert out.splitlines() == [
-        "agentgate ledger list: scoped (exit 0)",
+        "agentgate ledger list: ok (exit 0)",
         "  state      left  owner  last drill           test",
         "  frozen     12d   alice  never                tests/test_tax.py::test_tax",
         "  probation  12d   bob    2026-01-11 pass 2/2  tests/test_session.py::test_total",
@@ -181,7 +182,7 @@ def test_list_of_an_empty_ledger(app_repo: GitRepo) -> None:
     code, out, _ = _agentgate(app_repo, "ledger", "list")
     assert (code, out) == (
         0,
-        f"agentgate ledger list: scoped (exit 0)\n  note: no freeze records in {LEDGER}\n",
+        f"agentgate ledger list: ok (exit 0)\n  note: no freeze records in {LEDGER}\n",
     )
 
 

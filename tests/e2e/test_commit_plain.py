@@ -99,7 +99,7 @@ def test_scope_widened_in_the_same_commit_does_not_cover_its_code(
     project.add()
     outcome = commit(project, env, "widen scope for docs")
     assert_blocked(driver, outcome, project, before, "pre-commit", 4)
-    assert outcome.lines("scope-escape: scope-escape docs/notes.md")
+    assert outcome.lines("scope-escape docs/notes.md:")
     assert outcome.lines("blocked: trust-mixed")
 
 

@@ -10,6 +10,7 @@ import pytest
 from agentgate.flows import check as checkrun
 from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.text import unwrap
 
 
 def plan_json(repo: GitRepo, explain: str | None = None) -> dict[str, Any]:
@@ -249,7 +250,7 @@ def test_plan_explain_prints_the_chain(chain: GitRepo) -> None:
     proc = run_agentgate("plan", "--base", "base", "--explain", "tests/test_session.py",
                          cwd=chain.path)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    lines = unwrap(proc.stdout).splitlines()  # the why line is wrapped at 100 columns
     assert lines[0] == "agentgate plan: scoped (exit 0)"
     assert "  why tests/test_session.py: tests/test_session.py -> app/checkout/session.py -> " \
            "app/pricing/tax.py -> app/pricing/rates.py" in lines
@@ -262,20 +263,27 @@ def test_plan_explain_prints_the_chain(chain: GitRepo) -> None:
 
 
 def test_plan_text_report_shows_each_tests_why(chain: GitRepo) -> None:
+    """The count by default; each test file's import chain with -v/--verbose (issue 13)."""
     commit(chain, {"app/checkout/session.py": CHAIN_APP["app/checkout/session.py"] + "# x\n"})
-    proc = run_agentgate("plan", "--base", "base", cwd=chain.path)
     head = chain.sha()[:10]
     base = chain.sha("base")[:10]
-    assert proc.stdout.splitlines() == [
+    short = [
         "agentgate plan: scoped (exit 0)",
         f"  range: {base}...{head}",
         "  note: no declared scope (.agentgate/scope absent at base): scope rule off",
         "  note: no witness recorded (agentgate witness record); import-closure band",
         "  tests: 2 of 3 test file(s)",
+    ]
+    proc = run_agentgate("plan", "--base", "base", cwd=chain.path)
+    assert proc.stdout.splitlines() == short
+    chains = [
         "    tests/test_report.py: tests/test_report.py -> app/report.py -> "
         "app/checkout/session.py",
         "    tests/test_session.py: tests/test_session.py -> app/checkout/session.py",
     ]
+    for flag in ("-v", "--verbose"):
+        proc = run_agentgate("plan", "--base", "base", flag, cwd=chain.path)
+        assert proc.stdout.splitlines() == short + chains, flag
 
 
 def test_plan_needs_a_base(chain: GitRepo) -> None:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.text import unwrap
 
 CORE = "def one():\n    return 1\n\n\ndef two():\n    return 2\n"
 FILES = {
@@ -38,7 +39,7 @@ def _explain(repo: GitRepo, asked: str) -> tuple[list[str], dict[str, Any]]:
     data = run_agentgate("plan", "--base", "base", "--explain", asked, "--format", "json",
                          cwd=repo.path)
     assert text.returncode == data.returncode == 0, text.stdout + text.stderr
-    lines = [line for line in text.stdout.splitlines() if line.startswith("  why ")
+    lines = [line for line in unwrap(text.stdout).splitlines() if line.startswith("  why ")
              or line.startswith("    ")]
     return lines, json.loads(data.stdout)["explain"]
 

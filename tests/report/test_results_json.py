@@ -65,7 +65,7 @@ def patched(app_repo: GitRepo) -> GitRepo:
 @pytest.mark.parametrize(("args", "own_line"), [
     (("plan", "--base", "base"), "tests: "),
     (("plan", "--base", "base", "--explain", "tests/test_session.py"), "why "),
-    (("check", "--base", "base"), "ran in "),
+    (("check", "--base", "base"), "ran "),  # its summary line
 ])
 def test_plan_and_check_json_has_no_display_lines(
     patched: GitRepo, args: tuple[str, ...], own_line: str

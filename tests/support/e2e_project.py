@@ -19,6 +19,7 @@ from pathlib import Path
 
 import agentgate
 from tests.support.git_repo import GitRepo, git_env
+from tests.support.text import unwrap
 
 CHECKOUT = Path(agentgate.__file__).resolve().parent.parent
 HOW_TO = "commit the trust change on its own, as a human, and the code in another commit"
@@ -107,8 +108,9 @@ class Outcome:
     code of each hook git ran, read from git's own trace2 event stream."""
 
     code: int
-    out: str
+    out: str  # continuation lines joined back (tests/support/text.py)
     hooks: dict[str, list[int]] = field(default_factory=dict)
+    raw: str = ""  # as printed
 
     def lines(self, prefix: str) -> list[str]:
         return [line.strip() for line in self.out.splitlines() if line.strip().startswith(prefix)]
@@ -127,7 +129,8 @@ def run_git(repo: GitRepo, *args: str, env: dict[str, str]) -> Outcome:
     )
     hooks = hook_exit_codes(trace)
     trace.unlink(missing_ok=True)
-    return Outcome(proc.returncode, proc.stdout + proc.stderr, hooks)
+    printed = proc.stdout + proc.stderr
+    return Outcome(proc.returncode, unwrap(printed), hooks, printed)
 
 
 def hook_exit_codes(trace: Path) -> dict[str, list[int]]:

@@ -1,0 +1,99 @@
+"""Following a pytest run as it goes: agentgate's own outcome plugin appends one JSON line per
+finished test to a feed file (``run.outcomes``, ``--agentgate-progress``); a thread here reads
+the new lines while the run lasts and hands the counts to a ``Display`` (issue 13: ``check``
+and the pre-push hook printed nothing until they finished).
+
+The counts are the plugin's, never parsed from pytest's terminal output, which a conftest can
+rewrite. Reading stops when the run has ended and the last complete line is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+PROGRESS_OPTION = "--agentgate-progress"  # as run/outcomes.py defines it (not imported: pytest)
+_POLL = 0.1  # seconds between reads of the feed while the run lasts
+_BAD = frozenset({"failed", "error"})
+
+
+@dataclass(frozen=True)
+class Counts:
+    label: str  # the run's label: "band", "full", "property", "shadow", "witness"
+    done: int = 0
+    total: int | None = None  # None until pytest has collected
+    failed: int = 0  # failures and errors
+
+
+class Display(Protocol):
+    """Where the counts go: ``update`` as they change, ``finish`` once the run has ended."""
+
+    def update(self, counts: Counts) -> None: ...
+
+    def finish(self, counts: Counts) -> None: ...
+
+
+def count(counts: Counts, line: str) -> Counts:
+    """``counts`` after one feed line; a line that is not one of the plugin's changes nothing."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return counts
+    if not isinstance(event, dict):
+        return counts
+    if isinstance(event.get("collected"), int):
+        return replace(counts, total=event["collected"])
+    if isinstance(event.get("test"), str):
+        bad = event.get("outcome") in _BAD
+        return replace(counts, done=counts.done + 1, failed=counts.failed + bad)
+    return counts
+
+
+class _Tail(threading.Thread):
+    def __init__(self, path: Path, label: str, display: Display) -> None:
+        super().__init__(name=f"agentgate-progress-{label}", daemon=True)
+        self.path, self.display = path, display
+        self.counts = Counts(label)
+        self.stopped = threading.Event()
+        self._offset = 0
+        self._partial = ""
+
+    def run(self) -> None:
+        while not self.stopped.wait(_POLL):
+            self.read()
+        self.read()  # what the run wrote after the last read
+
+    def read(self) -> None:
+        try:
+            with self.path.open("r", encoding="utf-8", errors="replace") as feed:
+                feed.seek(self._offset)
+                text = feed.read()
+                self._offset = feed.tell()
+        except OSError:
+            return
+        *lines, self._partial = (self._partial + text).split("\n")
+        before = self.counts
+        for line in lines:
+            self.counts = count(self.counts, line)
+        if self.counts != before:
+            self.display.update(self.counts)
+
+
+@contextlib.contextmanager
+def following(path: Path, label: str, display: Display) -> Iterator[None]:
+    """Tail ``path`` (the feed of one run, labelled ``label``) while the block runs."""
+    path.write_text("", encoding="utf-8")
+    tail = _Tail(path, label, display)
+    display.update(tail.counts)
+    tail.start()
+    try:
+        yield
+    finally:
+        tail.stopped.set()
+        tail.join()
+        display.finish(tail.counts)

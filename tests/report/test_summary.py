@@ -1,0 +1,27 @@
+"""The end of the summary line: how the band went, from its runs' own counts (issue 13)."""
+
+from __future__ import annotations
+
+from agentgate.report.summary import outcome
+from agentgate.run.band import RunResult
+
+
+def _run(code: int, **counts: int) -> RunResult:
+    return RunResult("band", 2, code, 1.0, **counts)
+
+
+def test_how_the_band_went() -> None:
+    assert outcome([_run(0, passed=3)]) == "all passed"
+    assert outcome([_run(0, passed=3, skipped=1)]) == "3 passed, 1 skipped"
+    assert outcome([_run(1, passed=1, failed=1, errors=2)]) == "1 failed, 2 errors"
+    assert outcome([_run(5)]) == "no tests collected"
+    timed_out = RunResult("band", 2, -1, 9.0, passed=1, timed_out=True)
+    assert outcome([timed_out]) == "timed out"
+
+
+def test_a_red_exit_with_nothing_failed_is_not_all_passed() -> None:
+    """A conftest that reports every failure as a pass still leaves pytest's exit status."""
+    assert outcome([_run(1, passed=2)]) == "pytest exited 1"
+    frozen = RunResult("band", 2, 1, 1.0, passed=1, failed=1,
+                       frozen_failed_ids=("tests/test_a.py::test_x",))
+    assert outcome([frozen]) == "1 failed, 1 excused by their freezes"
