@@ -130,7 +130,10 @@ TRUST = (
     PRE_COMMIT, PREPARE_COMMIT_MSG, COMMIT_MSG, PRE_PUSH,
     _repo_only(("fixtures", "record"), "Write the manifest from the work tree."),
     _repo_only(("fixtures", "verify"), "Check the work tree against the manifest."),
-    _repo_only(("init",), "Write a starter config, scope file and manifest."),
+    Command(("init",), "Write a starter config, scope file and manifest.", (
+        _flag("force", "--force", "Re-record a fixture manifest the fixtures no longer match."),
+        REPO, FORMAT,
+    )),
     Command(("demo",), "Play an agent's patch against an example repository.", (
         _flag("keep", "--keep", "Keep the example repository and print it.", negative=True),
         FORMAT,

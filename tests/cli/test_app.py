@@ -167,6 +167,26 @@ def test_init_writes_starter_files(app_repo: GitRepo) -> None:
     assert "already has [tool.agentgate]" in again.stdout
 
 
+def test_init_refuses_to_rerecord_a_manifest_over_an_edited_fixture(app_repo: GitRepo) -> None:
+    """The attack (issue 13): edit a fixture, run ``init``, and the manifest blesses the edit.
+    ``init`` must refuse (64, nothing written) unless ``--force`` says to re-record."""
+    app_repo.write("tests/fixtures/data.json", "{}\n")
+    assert run_agentgate("init", cwd=app_repo.path).returncode == 0
+    manifest = app_repo.path / ".agentgate/fixtures.sha256"
+    recorded = manifest.read_text()
+    app_repo.write("tests/fixtures/data.json", '{"edited": true}\n')
+    refused = run_agentgate("init", cwd=app_repo.path)
+    assert refused.returncode == 64 and manifest.read_text() == recorded
+    assert refused.stderr.splitlines() == [
+        "agentgate: .agentgate/fixtures.sha256 exists and 1 fixture file(s) differ from it; "
+        "nothing written (see 'agentgate fixtures verify'; 'agentgate init --force' "
+        "re-records it)"]
+    forced = run_agentgate("init", "--force", cwd=app_repo.path)
+    assert forced.returncode == 0, forced.stderr
+    assert manifest.read_text() != recorded
+    assert run_agentgate("fixtures", "verify", cwd=app_repo.path).returncode == 0
+
+
 def test_main_in_process_fast_path_needs_a_repo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
