@@ -242,7 +242,19 @@ CI_GITHUB = Command(("ci", "github"), "Publish a saved 'check --format json' res
           help="Most annotations of each type (GitHub shows at most 10 per step)."),
 ))
 
-COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS, CI_GITHUB)
+GC = Command(("gc",), "Remove agentgate's caches under the git dir (.git/agentgate): cached "
+             "worktrees beyond keep_worktrees or unused for cache_days, orphaned scratch "
+             "folders, old graph caches and base inventories, witness sets beyond "
+             "keep_witnesses. Never a worktree a run is using.", (
+    _flag("dry_run", "--dry-run", "List what would be removed, with sizes; remove nothing."),
+    _flag("every", "--all", "Remove everything agentgate keeps there (witnesses included)."),
+    Param(name="days", flags=("--days",), kind=int, minimum=0,
+          help="Remove what is older than this many days (default: config cache_days)."),
+    REPO, FORMAT,
+))
+
+COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS, CI_GITHUB,
+                                 GC)
 
 
 def lookup(args: Sequence[str]) -> tuple[Command, list[str]] | None:

@@ -232,6 +232,9 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)
             ran = _run(root, planned, tree, result, shadow=shadow)
+    from agentgate.flows import gc as housekeeping
+
+    housekeeping.after_run(root, planned.range.config)  # the tree's lock is released by now
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,

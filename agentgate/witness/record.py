@@ -54,8 +54,11 @@ def record(
         _run_suite(python, env, tree, raw_path, config, pytest_args)
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
-    worktrees.prune(root)  # after the lock is released; the tree just used is kept
-    replaced = Store.for_repo(root).save(witness)
+    # After the lock is released; the tree just used is kept (issue 13: they piled up).
+    worktrees.prune(root, config.keep_worktrees, config.cache_days)
+    store = Store.for_repo(root)
+    replaced = store.save(witness)
+    store.prune(config.keep_witnesses)
     return _result(witness, replaced, shim_note)
 
 
