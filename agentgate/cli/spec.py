@@ -179,7 +179,7 @@ LEDGER = (
 ATTRIBUTE = Command(("attribute",), (
     "Did the patch cause this test's failure, or find it? Runs it on base and head under "
     "controlled seeds and says which (PATCH_INDUCED, PRE_EXISTING, HARNESS_ENV, NO_REPRO, "
-    "PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE)."), (
+    "PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE, INCONCLUSIVE)."), (
     Param(name="nodeid", required=True, help="The test's node id, path::name."),
     _str("base", "--base", "Base branch or commit (default: config base_branch, origin/HEAD, "
          "main)."),
