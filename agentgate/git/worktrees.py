@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-import shutil
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -34,7 +33,14 @@ from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.errors import GitError
 from agentgate.core.paths import under, under_any
 from agentgate.git import gitio
-from agentgate.git.scratch import TMP_MARK, held_interrupts, holder, lock_path, try_lock
+from agentgate.git.scratch import (
+    TMP_MARK,
+    delete_folder,
+    held_interrupts,
+    holder,
+    lock_path,
+    try_lock,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -331,7 +337,7 @@ def _discard(root: Path, tree: Path) -> None:
         if tree.exists() or _registered(root, tree):
             gitio.worktree_remove(root, tree)
         if tree.exists():  # not registered (half-made), or remove refused: delete the folder
-            shutil.rmtree(tree, ignore_errors=True)
+            delete_folder(tree)
             gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
 
 

@@ -47,6 +47,21 @@ def test_unexpected_errors_are_short_unless_debug(capsys: pytest.CaptureFixture[
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_a_ctrl_c_wrapped_by_python_is_still_an_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C inside a class body's ``__set_name__`` (typer's imports) reaches the handler as a
+    RuntimeError; it was reported as an internal error (exit 70), and is an interrupt."""
+    def wrapped() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    assert guarded(wrapped, debug=False) == errors.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "agentgate: interrupted\n"
+
+
 def test_expected_error_carries_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     def refuse() -> int:
         raise errors.AgentgateError("nope; do this instead", exit_code=4)
@@ -152,6 +167,39 @@ def test_demo_ctrl_c_exits_130_and_leaves_nothing(tmp_path: Path) -> None:
     assert done.returncode == 130, done.stdout + done.stderr
     assert "agentgate: interrupted" in done.stderr and "Traceback" not in done.stderr
     assert list(scratch.iterdir()) == []
+
+
+# What the console script runs (pyproject's [project.scripts]), saying when agentgate's entry
+# point is imported: the interpreter's start-up before it is not agentgate's to handle.
+CONSOLE_SCRIPT = ("import os, sys; sys.argv = ['agentgate', 'demo']; "
+                  "from agentgate.__main__ import main; os.write(1, b'started\\n'); "
+                  "sys.exit(main())")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4])
+def test_demo_ctrl_c_at_any_early_moment_is_one_line_and_leaves_nothing(
+    tmp_path: Path, delay: float
+) -> None:
+    """Issue 13: in the first ~50 ms (the CLI still importing) Ctrl-C printed a traceback.
+    The entry point handles it from its first line: exit 130, one line, no folder left."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", CONSOLE_SCRIPT], cwd=tmp_path,
+                            env={**os.environ, "TMPDIR": str(scratch)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "started\n"
+    time.sleep(delay)  # places the signal; nothing here is timed
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "agentgate: interrupted\n")
+    assert list(scratch.iterdir()) == []
+
+
+def test_console_script_is_the_entry_point_that_handles_ctrl_c_first() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["agentgate"] == "agentgate.__main__:main"
 
 
 def test_init_writes_starter_files(app_repo: GitRepo) -> None:
