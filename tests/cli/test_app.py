@@ -130,7 +130,28 @@ def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
     ]
     assert "tests/test_session.py -> app/checkout/session.py -> app/pricing/tax.py" in proc.stdout
     assert "UNEXPECTED" not in proc.stdout
+    # The band narrows (issue 13, item 5): the checkout and tax tests run, the rest do not.
+    assert "  tests: 3 of 5 test file(s)\n" in proc.stdout
+    assert ("  note: ran 3 of the suite's 9 tests; tests/test_catalog.py and "
+            "tests/test_inventory.py skipped\n") in proc.stdout
+    assert "  band: 3 passed, 0 failed" in proc.stdout
     assert list(scratch.iterdir()) == []
+
+
+def test_the_demo_suite_has_the_size_the_demo_says(tmp_path: Path) -> None:
+    """The "of the suite's 9 tests" is counted from the embedded files; pytest agrees."""
+    from agentgate.flows import demo, demo_files
+
+    root = tmp_path / "shop"
+    root.mkdir()
+    demo.build(root)
+    for rel, text in demo_files.IN_SCOPE.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                           "no:cacheprovider"], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert f"{demo_files.suite_size()} tests collected" in proc.stdout, proc.stdout
+    assert demo_files.suite_size() == 9
 
 
 def _interrupt_demo(scratch: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
