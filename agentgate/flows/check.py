@@ -232,9 +232,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)
             ran = _run(root, planned, tree, result, shadow=shadow)
-    from agentgate.flows import gc as housekeeping
-
-    housekeeping.after_run(root, planned.range.config)  # the tree's lock is released by now
+    _prune(root, planned, result)  # the tree's lock is released by now
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
@@ -243,6 +241,15 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
 
 
 _Ran = tuple[BandRun | None, dict[str, Any] | None]  # what ran, the witness's shadow stats
+
+
+def _prune(root: Path, planned: Planned, result: CheckResult) -> None:
+    """Bound the caches after each check (issue 13: worktrees piled up)."""
+    from agentgate.flows import gc as housekeeping  # sqlite3 for the witness store
+
+    problem = housekeeping.after_run(root, planned.range.config)
+    if problem:
+        result.notes.append(problem)
 
 
 def _not_run(result: CheckResult, planned: Planned) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from agentgate.core.config import Config
+from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Result
 from agentgate.git import housekeeping, worktrees
 from agentgate.git.housekeeping import DAY, Bounds, Item
@@ -40,13 +41,19 @@ def gc(root: Path, config: Config, *, dry_run: bool = False, every: bool = False
     return Result(command="gc", detail=detail)
 
 
-def after_run(root: Path, config: Config) -> None:
-    """The pruning after each check, hook and attribution: cached worktrees by count and age,
-    witness sets by count (``witness record`` prunes its own)."""
-    worktrees.prune(root, config.keep_worktrees, config.cache_days)
-    store = Store.for_repo(root)
-    if store.exists():
-        store.prune(config.keep_witnesses)
+def after_run(root: Path, config: Config) -> str | None:
+    """The pruning after each check and pre-push hook: cached worktrees by count and age,
+    witness sets by count (``attribute`` and ``witness record`` prune their own). It never
+    changes the run's verdict: a problem (a witness store this agentgate cannot read, which is
+    left as it is) is returned as a note."""
+    try:
+        worktrees.prune(root, config.keep_worktrees, config.cache_days)
+        store = Store.for_repo(root)
+        if store.exists():
+            store.prune(config.keep_witnesses)
+    except (AgentgateError, OSError) as exc:
+        return f"cache pruning skipped: {getattr(exc, 'message', None) or exc}"
+    return None
 
 
 def _stale_witnesses(root: Path, config: Config, bounds: Bounds) -> list[tuple[str, Removal]]:
