@@ -60,10 +60,10 @@ def _stale_witnesses(root: Path, config: Config, bounds: Bounds) -> list[tuple[s
     store = Store.for_repo(root)
     if not store.exists():
         return []
-    limit, sizes = time.time() - bounds.days * DAY, store.sizes()
+    limit, sizes, keep = time.time() - bounds.days * DAY, store.sizes(), config.keep_witnesses
     found = []
     for i, entry in enumerate(store.entries()):
-        why = (f"beyond the {config.keep_witnesses} newest" if i >= config.keep_witnesses
+        why = (f"beyond the {keep} newest" if i >= max(keep, 1)
                else f"older than {bounds.days} days" if i and entry.stored_at < limit else "")
         if why:
             found.append((entry.sha, Removal("witness", entry.sha[:12], sizes.get(entry.sha, 0),

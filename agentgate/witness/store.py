@@ -151,8 +151,9 @@ class Store:
                        for sha in shas)
 
     def prune(self, keep: int) -> list[str]:
-        """Keep the ``keep`` newest recordings (config keep_witnesses); the removed shas."""
-        beyond = [e.sha for e in self.entries()[keep:]]
+        """Keep the ``keep`` newest recordings (config keep_witnesses; never fewer than one:
+        a witness is evidence); the removed shas."""
+        beyond = [e.sha for e in self.entries()[max(keep, 1):]]
         self.delete(beyond)
         return beyond
 

@@ -187,3 +187,15 @@ def _witness_shas(store: Path) -> set[str]:
         found = {r[0] for r in con.execute("SELECT sha FROM witness")}
     con.close()
     return found
+
+
+def test_witness_record_keeps_only_keep_witnesses(chain: GitRepo) -> None:
+    """Pruning after each recording: with keep_witnesses = 1, recording a second revision
+    leaves only the newest witness."""
+    _config(chain, keep_witnesses=1)
+    first = chain.commit("config")
+    assert run_agentgate("witness", "record", cwd=chain.path).returncode == 0
+    (second,) = _revisions(chain, 1)
+    assert run_agentgate("witness", "record", cwd=chain.path).returncode == 0
+    store = gitio.state_dir(chain.path) / "witness" / "witness.sqlite3"
+    assert _witness_shas(store) == {second} and first != second
