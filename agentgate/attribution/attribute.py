@@ -180,7 +180,8 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
             )
             # No guess: nothing runs when the base cannot even be checked out.
             records = [] if base_problem else stages.run(base_has_file)
-    worktrees.prune(root)  # after the locks are released; the trees just used are kept
+    # After the locks are released; the trees just used are kept (issue 13: they piled up).
+    worktrees.prune(root, config.keep_worktrees, config.cache_days)
     return _summary(records, request, config, base_problem, python, jobs,
                     (base, head, time.monotonic() - started))
 

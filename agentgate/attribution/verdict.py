@@ -4,7 +4,10 @@ Only ``PRE_EXISTING`` -- the same seeds fail on both trees, every time they are 
 a freeze: that failure is the patch's finding, not its doing. A difference between the trees
 is blamed on the patch only when it is paired (the same seed re-run on both trees, failing
 every time on one and never on the other) or significant (two-sided Fisher p < 0.05 over the
-sweep); anything weaker is ``HARNESS_ENV``: fix the harness, or run more.
+sweep). A difference too small a sample to settle, with no sign of flakiness, is
+``INCONCLUSIVE`` and says how many runs would settle it (issue 13: head 3/3 failing against
+base 0/3 was called ``HARNESS_ENV``); failures that come and go on one seed, or land on
+different seeds on the two trees, are ``HARNESS_ENV``: fix the harness first.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Attribution(StrEnum):
     PATCH_MASKS = "PATCH_MASKS"
     NOT_COLLECTED = "NOT_COLLECTED"
     BASE_UNAVAILABLE = "BASE_UNAVAILABLE"
+    INCONCLUSIVE = "INCONCLUSIVE"  # too few runs to tell; never allows a freeze
 
     @property
     def gate(self) -> Verdict:
@@ -49,6 +53,7 @@ _GATE = {
     Attribution.PATCH_MASKS: Verdict.PROMOTE,
     Attribution.NOT_COLLECTED: Verdict.PROMOTE,
     Attribution.BASE_UNAVAILABLE: Verdict.PROMOTE,
+    Attribution.INCONCLUSIVE: Verdict.PROMOTE,
 }
 
 
@@ -197,19 +202,28 @@ def _one_sided(
         flaky = failing.flaky_seeds()
         note = f"; seeds {_seeds(flaky)} fail only sometimes" if flaky else ""
         return Decision(verdict, False, f"{what}{note}")
-    why = _why_unpaired(clean, failing, seeds)
-    return Decision(
-        Attribution.HARNESS_ENV, False,
-        f"{what}: {why}, and the difference is not significant; fix the harness or run more",
-    )
-
-
-def _why_unpaired(clean: TreeEvidence, failing: TreeEvidence, seeds: list[int]) -> str:
     flaky = failing.flaky_seeds()
     if flaky:
-        return f"seeds {_seeds(flaky)} fail only sometimes on {failing.name}"
-    thin = [s for s in seeds if not (failing.always_failing(s) and clean.never_failing(s))]
-    return f"seeds {_seeds(thin)} were not re-run on both trees (use --mode both)"
+        return Decision(
+            Attribution.HARNESS_ENV, False,
+            f"{what}: seeds {_seeds(flaky)} fail only sometimes on {failing.name}, and the "
+            "difference is not significant; fix the harness first",
+        )
+    return _thin(clean, failing, stage, what)
+
+
+def _thin(clean: TreeEvidence, failing: TreeEvidence, stage: str, what: str) -> Decision:
+    """Consistent, but too few runs for the difference to be significant: say how many would
+    settle it at the observed rates."""
+    needed = stats.runs_to_significance(failing.sample(stage), clean.sample(stage),
+                                        SIGNIFICANCE)
+    settle = (f"--runs {needed} (runs a tree at which the difference would be significant if "
+              "these rates hold)" if needed else "many more runs")
+    return Decision(
+        Attribution.INCONCLUSIVE, False,
+        f"{what}: the evidence is thin (not significant at {SIGNIFICANCE}); {settle} or "
+        "--mode both (re-runs the failing seeds on both trees) would settle it",
+    )
 
 
 def _both_fail(base: TreeEvidence, head: TreeEvidence) -> Decision:

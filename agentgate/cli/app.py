@@ -51,10 +51,24 @@ def guarded(func: Callable[[], int], *, debug: bool, json_errors: bool = False) 
         return fail(f"{exc.strerror or exc}{where}; fix the path or permissions and retry",
                     errors.EXIT_USAGE)
     except Exception as exc:
+        if _interrupted(exc):  # Ctrl-C inside an import, wrapped (``__set_name__``: RuntimeError)
+            return fail("interrupted", errors.EXIT_INTERRUPTED)
         if debug:
             traceback.print_exc()
         return fail(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for "
                     "the traceback, and please report it)", errors.EXIT_INTERNAL)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt caused ``exc`` (Python wraps one raised in some hooks)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _fail(message: str, code: int, json_errors: bool) -> int:

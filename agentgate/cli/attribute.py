@@ -1,8 +1,8 @@
 """``agentgate attribute``: thin -- call ``attribution.attribute``, print; options are in
 ``cli/spec.py``.
 
-Exit codes: 0 PRE_EXISTING or NO_REPRO, 1 PATCH_INDUCED, 2 HARNESS_ENV, PATCH_MASKS,
-NOT_COLLECTED or BASE_UNAVAILABLE (a human or the full suite decides), 4 a refused
+Exit codes: 0 PRE_EXISTING or NO_REPRO, 1 PATCH_INDUCED, 2 HARNESS_ENV, INCONCLUSIVE,
+PATCH_MASKS, NOT_COLLECTED or BASE_UNAVAILABLE (a human or the full suite decides), 4 a refused
 ``--freeze``, 64 usage, 130 Ctrl-C.
 """
 

@@ -41,9 +41,10 @@ def build_app() -> typer.Typer:
         escape, 4 blocked, 64 usage or configuration error)."""
 
     from agentgate.cli import attribute, ci, ledger, plan, trust, witness
+    from agentgate.cli import housekeeping as gc
 
     impls = {}
-    for area in (trust, plan, ledger, attribute, witness, ci):
+    for area in (trust, plan, ledger, attribute, witness, ci, gc):
         impls.update(area.COMMANDS)
     build.add_commands(app, impls)
     return app

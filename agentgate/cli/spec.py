@@ -137,7 +137,10 @@ TRUST = (
     PRE_COMMIT, PREPARE_COMMIT_MSG, COMMIT_MSG, PRE_PUSH,
     _repo_only(("fixtures", "record"), "Write the manifest from the work tree."),
     _repo_only(("fixtures", "verify"), "Check the work tree against the manifest."),
-    _repo_only(("init",), "Write a starter config, scope file and manifest."),
+    Command(("init",), "Write a starter config, scope file and manifest.", (
+        _flag("force", "--force", "Re-record a fixture manifest the fixtures no longer match."),
+        REPO, FORMAT,
+    )),
     Command(("demo",), "Play an agent's patch against an example repository.", (
         _flag("keep", "--keep", "Keep the example repository and print it.", negative=True),
         FORMAT,
@@ -183,7 +186,7 @@ LEDGER = (
 ATTRIBUTE = Command(("attribute",), (
     "Did the patch cause this test's failure, or find it? Runs it on base and head under "
     "controlled seeds and says which (PATCH_INDUCED, PRE_EXISTING, HARNESS_ENV, NO_REPRO, "
-    "PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE)."), (
+    "PATCH_MASKS, NOT_COLLECTED, BASE_UNAVAILABLE, INCONCLUSIVE)."), (
     Param(name="nodeid", required=True, help="The test's node id, path::name."),
     _str("base", "--base", "Base branch or commit (default: config base_branch, origin/HEAD, "
          "main)."),
@@ -263,7 +266,19 @@ CI_GITHUB = Command(("ci", "github"), "Publish a saved 'check --format json' res
           help="Most annotations of each type (GitHub shows at most 10 per step)."),
 ))
 
-COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS, CI_GITHUB)
+GC = Command(("gc",), "Remove agentgate's caches under the git dir (.git/agentgate): cached "
+             "worktrees beyond keep_worktrees or unused for cache_days, orphaned scratch "
+             "folders, old graph caches and base inventories, witness sets beyond "
+             "keep_witnesses. Never a worktree a run is using.", (
+    _flag("dry_run", "--dry-run", "List what would be removed, with sizes; remove nothing."),
+    _flag("every", "--all", "Remove everything agentgate keeps there (witnesses included)."),
+    Param(name="days", flags=("--days",), kind=int, minimum=0,
+          help="Remove what is older than this many days (default: config cache_days)."),
+    REPO, FORMAT,
+))
+
+COMMANDS: tuple[Command, ...] = (PLAN, CHECK, *TRUST, *LEDGER, ATTRIBUTE, *WITNESS, CI_GITHUB,
+                                 GC)
 
 
 def lookup(args: Sequence[str]) -> tuple[Command, list[str]] | None:

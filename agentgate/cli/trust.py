@@ -25,11 +25,11 @@ def _verify(*, repo: Path, fmt: str) -> int:
     return finish(fixturescmd.verify(root, config), fmt)
 
 
-def _init(*, repo: Path, fmt: str) -> int:
+def _init(*, force: bool, repo: Path, fmt: str) -> int:
     from agentgate.flows import starter
 
     root, config = repo_and_config(repo)
-    return finish(starter.init(root, config), fmt)
+    return finish(starter.init(root, config, force=force), fmt)
 
 
 def _demo(*, keep: bool, fmt: str) -> int:

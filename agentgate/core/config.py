@@ -94,6 +94,11 @@ class Config:
     timeout: int = 600
     trust_paths: tuple[str, ...] = ()  # more trust files or folders (CI definitions, ...)
     inert: tuple[str, ...] = DEFAULT_INERT  # files no test reads
+    # Bounds on the caches under .git/agentgate (issue 13: worktrees piled up), applied after
+    # each run and by ``agentgate gc``.
+    keep_worktrees: int = 4
+    cache_days: int = 14
+    keep_witnesses: int = 10
     # A test whose base form fails on head while its edited form passes (issue 11 item 5):
     # "block" or "report"; None: block when the range has an agent's commit, else report.
     rewritten_tests: str | None = None
@@ -114,7 +119,8 @@ _STR_KEYS = ("scope_file", "manifest", "ledger", "base_branch", "python", "tz", 
              "trust_signers")
 _LIST_KEYS = ("fixtures", "protected", "tests", "sources", "property_band", "ambient",
               "trust_paths", "inert")
-_INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout")
+_INT_KEYS = ("hypothesis_seed", "pythonhashseed", "max_freeze_days", "timeout",
+             "keep_worktrees", "cache_days", "keep_witnesses")
 # Keys naming places in the repository. agentgate writes to some of them (``fixtures record``,
 # ``freeze``, ``init``) and trusts all of them, so a committed config must not point them
 # outside the repository (issue 11: ``manifest = "../../x"`` made ``init`` write there).

@@ -22,8 +22,8 @@ from agentgate.gate import checks as gate
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.graph import build as graph_build
+from agentgate.ledger import committed as ledger_committed
 from agentgate.ledger import excuse as ledger_excuse
-from agentgate.ledger import records as ledger
 from agentgate.plan import markers, planner
 from agentgate.plan import pytest_config as planner_pytest
 from agentgate.plan.planner import Plan, PlanInput
@@ -147,11 +147,12 @@ def _with_witness(root: Path, planned: Planned, confirm_env: bool) -> Planned:
     return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 
 
-def with_ledger(planned: Planned, tree: Path) -> Planned:
-    """The freeze ledger as ``tree`` has it, validated: for ``check`` the clean tree of head,
-    so an invalid record in the pushed code blocks. Excuses come from the merge-base's
-    ledger (``_excused``), never from this one."""
-    return dataclasses.replace(planned, ledger=tuple(ledger.check(tree, planned.range.config)))
+def with_ledger(planned: Planned, root: Path) -> Planned:
+    """The freeze ledger as head commits it, validated, so an invalid record in the pushed
+    code blocks; plan and check both judge it here, so they agree (issue 13). Excuses come
+    from the merge-base's ledger (``_excused``), never from this one."""
+    found = ledger_committed.check_at(root, planned.range.config, planned.range.head)
+    return dataclasses.replace(planned, ledger=tuple(found))
 
 
 def _fill(result: Result, planned: Planned) -> None:
@@ -226,20 +227,17 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     from agentgate.run import band
 
     start = time.monotonic()
-    planned = plan_range(root, base, head)
+    planned = with_ledger(plan_range(root, base, head), root)
     result = CheckResult(command="check")
     ran: _Ran = (None, None)
     if planned.blocked:
         _not_run(result, planned)
     else:
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
-            planned = with_ledger(planned, tree.path)
-            if planned.blocked:
-                _not_run(result, planned)
-            else:
-                _fill(result, planned)
-                ran = _run(root, planned, tree, result, shadow=shadow, workers=workers,
-                           display=display)
+            _fill(result, planned)
+            ran = _run(root, planned, tree, result, shadow=shadow, workers=workers,
+                       display=display)
+    _prune(root, planned, result)  # the tree's lock is released by now
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
@@ -249,6 +247,15 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
 
 
 _Ran = tuple[BandRun | None, dict[str, Any] | None]  # what ran, the witness's shadow stats
+
+
+def _prune(root: Path, planned: Planned, result: CheckResult) -> None:
+    """Bound the caches after each check (issue 13: worktrees piled up)."""
+    from agentgate.flows import gc as housekeeping  # sqlite3 for the witness store
+
+    problem = housekeeping.after_run(root, planned.range.config)
+    if problem:
+        result.notes.append(problem)
 
 
 def _not_run(result: CheckResult, planned: Planned) -> None:

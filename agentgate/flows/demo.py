@@ -107,8 +107,16 @@ def _planned_push(root: Path) -> Result:
         result = checkrun.plan(root, base, "HEAD")
         result.notes.append("pytest is not installed for this interpreter: planned, not run")
     _git(root, "reset", "-q", "--hard", base)
-    if "tests/test_session.py" not in result.to_json().get("tests", []):
-        result.forced = Verdict.FAILED  # the demo's own expectation: the chain must be found
+    found = result.to_json()
+    selected = found.get("tests", [])
+    if "tests/test_session.py" not in selected or set(selected) & set(demo_files.UNREACHED_TESTS):
+        # The demo's own expectations: the chain is found, and the band narrows.
+        result.forced = Verdict.FAILED
+    ran = found.get("results", {})
+    if ran.get("ran"):
+        count = sum(ran[k] for k in ("passed", "failed", "errors", "skipped"))
+        result.notes.append(f"ran {count} of the suite's {demo_files.suite_size()} tests; "
+                            f"{' and '.join(demo_files.UNREACHED_TESTS)} skipped")
     return result
 
 
@@ -145,7 +153,8 @@ STEPS = (
         _commit_check(demo_files.IN_SCOPE),
     ),
     Step(
-        "6. ...pushed: the band adds tests/test_session.py (checkout imports pricing) and runs",
+        "6. ...pushed: the band adds tests/test_session.py (checkout imports pricing), skips "
+        "the rest",
         Verdict.SCOPED,
         _planned_push,
     ),
@@ -172,9 +181,9 @@ def _play_all(root: Path, fmt: Format) -> int:
     surprises = 0
     if text:
         sys.stdout.write(
-            "agentgate demo: an agent's patch against a tiny shop\n"
-            "(app/pricing/tax.py is imported by app/checkout/session.py; scope: app/pricing, "
-            "tests)\n\n"
+            "agentgate demo: an agent's patch against a tiny shop. app/pricing/tax.py is\n"
+            "imported by app/checkout/session.py; app/catalog and app/inventory import neither.\n"
+            "The agent's declared scope: app/pricing, tests.\n\n"
         )
     for step in STEPS:
         result = step.play(root)

@@ -23,8 +23,29 @@ BASE = {
     "    assert tax(100) == 100 * rate\n",
     "tests/test_session.py": "from app.checkout.session import total\n\n\n"
     "def test_total():\n    assert total(100) == 120\n",
+    # Modules no patch to pricing reaches: their tests are what the band skips.
+    "app/catalog/__init__.py": "",
+    "app/catalog/products.py": "PRODUCTS = {'tea': 4.0, 'cake': 3.5}\n\n\n"
+    "def price(name: str) -> float:\n    return PRODUCTS[name]\n",
+    "app/inventory/__init__.py": "",
+    "app/inventory/stock.py": "from app.catalog.products import PRODUCTS\n\n"
+    "STOCK = {name: 10 for name in PRODUCTS}\n\n\n"
+    "def take(name: str, count: int) -> int:\n"
+    "    if count > STOCK[name]:\n        raise ValueError(name)\n"
+    "    STOCK[name] -= count\n    return STOCK[name]\n",
+    "tests/test_catalog.py": "from app.catalog.products import PRODUCTS, price\n\n\n"
+    "def test_price():\n    assert price('tea') == 4.0\n\n\n"
+    "def test_every_product_has_a_price():\n    assert all(p > 0 for p in PRODUCTS.values())\n"
+    "\n\ndef test_unknown_product():\n    assert 'coffee' not in PRODUCTS\n",
+    "tests/test_inventory.py": "import pytest\n\nfrom app.inventory.stock import take\n\n\n"
+    "def test_take():\n    assert take('tea', 1) == 9\n\n\n"
+    "def test_take_too_many():\n    with pytest.raises(ValueError):\n"
+    "        take('cake', 11)\n\n\n"
+    "def test_take_all():\n    assert take('cake', 10) == 0\n",
     "README.md": "A tiny shop.\n",
 }
+# What the band must skip when only pricing changes (the demo checks it does).
+UNREACHED_TESTS = ("tests/test_catalog.py", "tests/test_inventory.py")
 
 # The agent's patch, step by step.
 WIDEN_SCOPE = {
@@ -43,3 +64,11 @@ IN_SCOPE = {
     "tests/test_tax_case_7.py": "from app.pricing.tax import tax\n\n\n"
     "def test_zero_rated():\n    assert tax(100, 'zero') == 0\n",
 }
+
+
+def suite_size() -> int:
+    """Tests in the suite once the patch is in (each ``def test_`` is one: none is
+    parametrized); a test of the demo collects the suite to keep this true."""
+    files = {**BASE, **IN_SCOPE}
+    return sum(text.count("\ndef test_") for path, text in files.items()
+               if path.startswith("tests/test_"))

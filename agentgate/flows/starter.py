@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgate.core.config import PYPROJECT, Config
+from agentgate.core.errors import ConfigError
 from agentgate.core.model import Result
 from agentgate.gate import manifest
 from agentgate.report.project import InitDetail
@@ -38,15 +39,33 @@ def _toml_list(values: tuple[str, ...]) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
-def init(root: Path, config: Config) -> Result:
+def init(root: Path, config: Config, *, force: bool = False) -> Result:
+    """Raises ConfigError, before writing anything, when a manifest exists that the work tree
+    no longer matches and ``force`` is not given (issue 13: ``init`` re-recorded it over an
+    edited fixture, silently blessing the edit)."""
+    problems = None if force else manifest.verify_tree(root, config)
+    if problems:
+        raise ConfigError(_refusal(config, len(problems)))
     result = Result(command="init")
     result.notes.append(_write_config(root, config))
     result.notes.append(_write_scope(root, config))
-    path, count = manifest.record(root, config)
-    result.notes.append(f"wrote {path.relative_to(root).as_posix()} ({count} fixture file(s))")
+    result.notes.append(_write_manifest(root, config, unchanged=problems == []))
     result.notes.append("commit these files on their own, as a human: they are trust files")
     result.detail = InitDetail(PRE_COMMIT_SNIPPET)
     return result
+
+
+def _refusal(config: Config, count: int) -> str:
+    return (f"{config.manifest} exists and {count} fixture file(s) differ from it; "
+            "nothing written (see 'agentgate fixtures verify'; 'agentgate init --force' "
+            "re-records it)")
+
+
+def _write_manifest(root: Path, config: Config, *, unchanged: bool) -> str:
+    if unchanged:
+        return f"{config.manifest} exists and matches the fixtures: left as it is"
+    path, count = manifest.record(root, config)
+    return f"wrote {path.relative_to(root).as_posix()} ({count} fixture file(s))"
 
 
 def _write_config(root: Path, config: Config) -> str:

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,9 +107,25 @@ def scratch_dir(label: str, root: Path | None = None) -> Iterator[Path]:
         yield path
     finally:
         with held_interrupts():
-            shutil.rmtree(path, ignore_errors=True)
+            delete_folder(path)
             if lock is not None:
                 lock.release(unlink=True)
+
+
+_ATTEMPTS = 50  # ~1 s in all: a writer that outlived its parent is given time to finish
+_PAUSE = 0.02
+
+
+def delete_folder(path: Path) -> None:
+    """Delete a folder even while a straggler still writes into it (issue 13: a Ctrl-C left a
+    demo scratch folder one run in eight: a killed ``git`` leaves children finishing a
+    checkout, and one pass of ``rmtree`` fails on the files they add). Retried until it is
+    gone, briefly; what cannot be removed then is left to ``worktrees.sweep``."""
+    for _attempt in range(_ATTEMPTS):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(_PAUSE)
 
 
 def _system_temp() -> Path:

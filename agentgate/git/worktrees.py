@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-import shutil
+import time
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,12 +33,19 @@ from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.errors import GitError
 from agentgate.core.paths import under, under_any
 from agentgate.git import gitio
-from agentgate.git.scratch import TMP_MARK, held_interrupts, holder, lock_path, try_lock
+from agentgate.git.scratch import (
+    TMP_MARK,
+    delete_folder,
+    held_interrupts,
+    holder,
+    lock_path,
+    try_lock,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-KEEP = 8  # cached worktrees kept: a base and a head for a few patches in flight
+KEEP = 4  # cached worktrees kept by default (config keep_worktrees): a base and a head or two
 # __pycache__ survives the clean: bytecode is keyed by source mtime and size, and a reset
 # rewrites any source a test modified, so stale bytecode cannot be loaded; keeping it saves
 # recompiling the project on every run.
@@ -222,13 +229,27 @@ def _is_tool_folder(name: str) -> bool:
 
 def remove_worktree(root: Path, sha: str) -> bool:
     """Remove the cached worktree of ``sha`` unless a run is using it; True when removed."""
-    tree = path_for(root, sha)
+    return remove_tree(root, path_for(root, sha))
+
+
+def remove_tree(root: Path, tree: Path) -> bool:
+    """Remove a folder of ``worktrees_dir`` (a worktree through git) unless its lock is held
+    by a run; True when removed."""
     lock = try_lock(lock_path(tree))
     if lock is None:
         return False
     _discard(root, tree)
     lock.release(unlink=True)
     return True
+
+
+def in_use(tree: Path) -> bool:
+    """Whether a run holds the lock of ``tree`` (asked without taking it for longer)."""
+    lock = try_lock(lock_path(tree))
+    if lock is None:
+        return True
+    lock.release()
+    return False
 
 
 def cached(root: Path) -> list[str]:
@@ -240,9 +261,26 @@ def cached(root: Path) -> list[str]:
     return [p.name[: -len(".ready")] for p in ready]
 
 
-def prune(root: Path, keep: int = KEEP) -> list[str]:
-    """Remove cached worktrees beyond the ``keep`` most recently used (skipping busy ones)."""
-    return [sha for sha in cached(root)[keep:] if remove_worktree(root, sha)]
+def prune(root: Path, keep: int = KEEP, days: int | None = None) -> list[str]:
+    """Remove cached worktrees beyond the ``keep`` most recently used, or unused for more than
+    ``days``, oldest first (skipping busy ones)."""
+    return [sha for sha in reversed(stale(root, keep, days)) if remove_worktree(root, sha)]
+
+
+def stale(root: Path, keep: int, days: int | None, now: float | None = None) -> list[str]:
+    """The cached worktrees ``prune`` removes, most recently used first."""
+    limit = None if days is None else (now or time.time()) - days * 86400
+    found = cached(root)
+    return [sha for i, sha in enumerate(found)
+            if i >= keep or (limit is not None and last_used(root, sha) < limit)]
+
+
+def last_used(root: Path, sha: str) -> float:
+    """When the cached worktree of ``sha`` was last handed out (its ready marker's mtime)."""
+    try:
+        return _ready_path(path_for(root, sha)).stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def sweep(root: Path) -> list[Path]:
@@ -299,7 +337,7 @@ def _discard(root: Path, tree: Path) -> None:
         if tree.exists() or _registered(root, tree):
             gitio.worktree_remove(root, tree)
         if tree.exists():  # not registered (half-made), or remove refused: delete the folder
-            shutil.rmtree(tree, ignore_errors=True)
+            delete_folder(tree)
             gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
 
 

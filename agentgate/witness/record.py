@@ -66,11 +66,14 @@ def record(
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
         witness.info[graph.WHOLE_SUITE] = whole
-    worktrees.prune(root)  # after the lock is released; the tree just used is kept
+    # After the lock is released; the tree just used is kept (issue 13: they piled up).
+    worktrees.prune(root, config.keep_worktrees, config.cache_days)
     if part is not None and out is not None:
         shards.write(out, shards.Shard(part[0], part[1], witness))
         return _shard_result(witness, part, out, shim_note)
-    replaced = Store.for_repo(root).save(witness)
+    store = Store.for_repo(root)
+    replaced = store.save(witness)
+    store.prune(config.keep_witnesses)
     return _result(witness, replaced, shim_note)
 
 

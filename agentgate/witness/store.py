@@ -142,6 +142,21 @@ class Store:
                 copied += 1
         return copied, kept
 
+    def delete(self, shas: list[str]) -> int:
+        """Remove the witnesses of ``shas`` (``gc``, or pruning by count); how many went."""
+        if not shas or not self.exists():
+            return 0
+        with self._connect(create=False) as con:
+            return sum(con.execute("DELETE FROM witness WHERE sha=?", (sha,)).rowcount
+                       for sha in shas)
+
+    def prune(self, keep: int) -> list[str]:
+        """Keep the ``keep`` newest recordings (config keep_witnesses; never fewer than one:
+        a witness is evidence); the removed shas."""
+        beyond = [e.sha for e in self.entries()[max(keep, 1):]]
+        self.delete(beyond)
+        return beyond
+
     # --- reading -------------------------------------------------------------------------
 
     def entries(self) -> list[Entry]:
@@ -154,6 +169,14 @@ class Store:
                 "ORDER BY recorded_at DESC"
             ).fetchall()
         return [Entry(*row) for row in rows]
+
+    def sizes(self) -> dict[str, int]:
+        """Each stored witness's size in bytes (what ``gc`` frees by removing it)."""
+        if not self.exists():
+            return {}
+        with self._connect(create=False) as con:
+            rows = con.execute("SELECT sha, length(data) FROM witness").fetchall()
+        return {sha: int(size) for sha, size in rows}
 
     def load(self, sha: str) -> Witness | None:
         with self._connect(create=False) as con:

@@ -174,6 +174,37 @@ def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     assert "unexpected order" in " ".join(result.to_json()["trees"]["base"]["problems"])
 
 
+ALWAYS_WRONG_CODE = f"def pick(items):\n    return min(set(items))\n\nITEMS = {ITEMS}\n"
+
+
+@pytest.mark.e2e
+def test_a_deterministic_bug_on_three_swept_runs_is_inconclusive_and_says_run_four(
+    repo: GitRepo,
+) -> None:
+    """Issue 13: ``--mode swept --runs 3`` on a patch that always fails (head 3/3, base 0/3)
+    said HARNESS_ENV. Three runs a tree cannot make that significant (Fisher p = 0.1): the
+    verdict is INCONCLUSIVE (exit 2), refuses a freeze, and names the runs that settle it;
+    run that many and the patch is blamed."""
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_PICK},
+               {"app/core.py": ALWAYS_WRONG_CODE})
+    until = (datetime.now(UTC).date() + timedelta(days=14)).isoformat()
+    proc = run_agentgate("attribute", NODE, "--base", "main", "--mode", "swept", "--runs", "3",
+                         "--freeze", "--owner", "Test Human", "--until", until,
+                         "--format", "json", cwd=repo.path)
+    data = json.loads(proc.stdout)
+    assert (data["verdict"], data["freeze_allowed"], proc.returncode) == (
+        "INCONCLUSIVE", False, 4)  # the refused freeze blocks; the verdict alone promotes
+    assert data["trees"]["head"]["failing_seeds"] == [0, 1, 2]
+    assert data["trees"]["base"]["failing_seeds"] == []
+    assert "the evidence is thin" in data["detail"] and "--runs 4 " in data["detail"]
+    assert "attribute-freeze-refused" in [r["code"] for r in data["reasons"]]
+    assert not (repo.path / ".agentgate/freezes").exists()
+    alone = attribute(repo, mode="swept", runs=3)
+    assert (alone.to_json()["verdict"], alone.exit_code) == ("INCONCLUSIVE", 2)
+    settled = attribute(repo, mode="swept", runs=4)
+    assert (settled.to_json()["verdict"], settled.exit_code) == ("PATCH_INDUCED", 1)
+
+
 COUNTER_TEST = (
     "from pathlib import Path\n\n"
     "def test_counter():\n"

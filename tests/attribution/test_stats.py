@@ -87,3 +87,16 @@ def test_fisher_exact_is_symmetric_in_rows_and_columns() -> None:
     assert stats.fisher_exact(6, 2, 1, 7) == pytest.approx(stats.fisher_exact(1, 7, 6, 2))
     assert stats.fisher_exact(6, 2, 1, 7) == pytest.approx(stats.fisher_exact(6, 1, 2, 7))
     assert stats.fisher_exact(0, 0, 0, 0) == 1.0
+
+
+def test_runs_to_significance_is_the_smallest_sufficient_count() -> None:
+    """3/3 against 0/3 is p = 0.1; at 4 runs a tree the same rates give p = 2/70 < 0.05."""
+    assert stats.fisher_exact(3, 0, 0, 3) == pytest.approx(0.1)
+    assert stats.runs_to_significance((3, 3), (0, 3), 0.05) == 4
+    assert stats.fisher_exact(4, 0, 0, 4) < 0.05
+    # One failure in four: 5 failures in 20 runs against none is the first significant table
+    # (counts rounded against significance: 19 runs are 4 failures, p = 0.105).
+    assert stats.runs_to_significance((1, 4), (0, 4), 0.05) == 20
+    assert stats.fisher_exact(5, 15, 0, 20) < 0.05 <= stats.fisher_exact(4, 15, 0, 19)
+    assert stats.runs_to_significance((2, 4), (2, 4), 0.05) is None  # equal rates never
+    assert stats.runs_to_significance((1, 0), (0, 3), 0.05) is None  # no runs: no rate

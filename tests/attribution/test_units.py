@@ -152,8 +152,26 @@ def test_paired_evidence_blames_the_patch_even_for_one_seed() -> None:
     base = _tree("base", [P, P, P, P], {3: [P, P]})
     head = _tree("head", [P, P, P, F], {3: [F, F]})
     assert _verdict(base, head) == ("PATCH_INDUCED", False)
-    # The same single failure without the re-runs is too thin to blame anyone.
-    assert _verdict(_tree("base", [P] * 4), _tree("head", [P, P, P, F])) == ("HARNESS_ENV", False)
+    # The same single failure without the re-runs is too thin to blame anyone (issue 13).
+    thin = decide(_tree("base", [P] * 4), _tree("head", [P, P, P, F]), stage="swept")
+    assert (thin.verdict, thin.freeze_allowed) == (Attribution.INCONCLUSIVE, False)
+    assert "--runs 20 (runs a tree at which" in thin.detail
+
+
+def test_a_consistent_failure_on_too_few_runs_is_inconclusive_not_harness_env() -> None:
+    """Issue 13: head 3/3 failing, base 0/3, swept once per seed, was HARNESS_ENV. Nothing
+    there is flaky; the sample is small. The verdict says so and how many runs settle it."""
+    decision = decide(_tree("base", [P] * 3), _tree("head", [F] * 3), stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.INCONCLUSIVE, False)
+    assert decision.verdict.gate is Verdict.PROMOTE
+    assert decision.detail == (
+        "head fails on seeds 0, 1, 2 (3/3 in the swept runs), base never fails; Fisher p = "
+        "0.1: the evidence is thin (not significant at 0.05); --runs 4 (runs a tree at which "
+        "the difference would be significant if these rates hold) or --mode both (re-runs the "
+        "failing seeds on both trees) would settle it")
+    # At that many runs the same rates are significant: the patch is blamed.
+    settled = decide(_tree("base", [P] * 4), _tree("head", [F] * 4), stage="swept")
+    assert settled.verdict is Attribution.PATCH_INDUCED
 
 
 def test_significant_but_unpaired_difference_blames_the_patch() -> None:
@@ -206,6 +224,7 @@ def test_exit_code_mapping() -> None:
         Attribution.PATCH_MASKS: Verdict.PROMOTE,
         Attribution.NOT_COLLECTED: Verdict.PROMOTE,
         Attribution.BASE_UNAVAILABLE: Verdict.PROMOTE,
+        Attribution.INCONCLUSIVE: Verdict.PROMOTE,
     }
 
 

@@ -47,6 +47,21 @@ def test_unexpected_errors_are_short_unless_debug(capsys: pytest.CaptureFixture[
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_a_ctrl_c_wrapped_by_python_is_still_an_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C inside a class body's ``__set_name__`` (typer's imports) reaches the handler as a
+    RuntimeError; it was reported as an internal error (exit 70), and is an interrupt."""
+    def wrapped() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    assert guarded(wrapped, debug=False) == errors.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "agentgate: interrupted\n"
+
+
 def test_expected_error_carries_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     def refuse() -> int:
         raise errors.AgentgateError("nope; do this instead", exit_code=4)
@@ -115,7 +130,28 @@ def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
     ]
     assert "tests/test_session.py -> app/checkout/session.py -> app/pricing/tax.py" in proc.stdout
     assert "UNEXPECTED" not in proc.stdout
+    # The band narrows (issue 13, item 5): the checkout and tax tests run, the rest do not.
+    assert "  tests: 3 of 5 test file(s)\n" in proc.stdout
+    assert ("  note: ran 3 of the suite's 9 tests; tests/test_catalog.py and "
+            "tests/test_inventory.py skipped\n") in proc.stdout
+    assert "  band: 3 passed, 0 failed" in proc.stdout
     assert list(scratch.iterdir()) == []
+
+
+def test_the_demo_suite_has_the_size_the_demo_says(tmp_path: Path) -> None:
+    """The "of the suite's 9 tests" is counted from the embedded files; pytest agrees."""
+    from agentgate.flows import demo, demo_files
+
+    root = tmp_path / "shop"
+    root.mkdir()
+    demo.build(root)
+    for rel, text in demo_files.IN_SCOPE.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                           "no:cacheprovider"], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert f"{demo_files.suite_size()} tests collected" in proc.stdout, proc.stdout
+    assert demo_files.suite_size() == 9
 
 
 def _interrupt_demo(scratch: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -154,6 +190,39 @@ def test_demo_ctrl_c_exits_130_and_leaves_nothing(tmp_path: Path) -> None:
     assert list(scratch.iterdir()) == []
 
 
+# What the console script runs (pyproject's [project.scripts]), saying when agentgate's entry
+# point is imported: the interpreter's start-up before it is not agentgate's to handle.
+CONSOLE_SCRIPT = ("import os, sys; sys.argv = ['agentgate', 'demo']; "
+                  "from agentgate.__main__ import main; os.write(1, b'started\\n'); "
+                  "sys.exit(main())")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4])
+def test_demo_ctrl_c_at_any_early_moment_is_one_line_and_leaves_nothing(
+    tmp_path: Path, delay: float
+) -> None:
+    """Issue 13: in the first ~50 ms (the CLI still importing) Ctrl-C printed a traceback.
+    The entry point handles it from its first line: exit 130, one line, no folder left."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", CONSOLE_SCRIPT], cwd=tmp_path,
+                            env={**os.environ, "TMPDIR": str(scratch)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "started\n"
+    time.sleep(delay)  # places the signal; nothing here is timed
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "agentgate: interrupted\n")
+    assert list(scratch.iterdir()) == []
+
+
+def test_console_script_is_the_entry_point_that_handles_ctrl_c_first() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["agentgate"] == "agentgate.__main__:main"
+
+
 def test_init_writes_starter_files(app_repo: GitRepo) -> None:
     app_repo.write("tests/fixtures/data.json", "{}\n")
     proc = run_agentgate("init", cwd=app_repo.path)
@@ -165,6 +234,26 @@ def test_init_writes_starter_files(app_repo: GitRepo) -> None:
     assert "id: agentgate-trust" in proc.stdout and "pre-push" in proc.stdout
     again = run_agentgate("init", cwd=app_repo.path)
     assert "already has [tool.agentgate]" in again.stdout
+
+
+def test_init_refuses_to_rerecord_a_manifest_over_an_edited_fixture(app_repo: GitRepo) -> None:
+    """The attack (issue 13): edit a fixture, run ``init``, and the manifest blesses the edit.
+    ``init`` must refuse (64, nothing written) unless ``--force`` says to re-record."""
+    app_repo.write("tests/fixtures/data.json", "{}\n")
+    assert run_agentgate("init", cwd=app_repo.path).returncode == 0
+    manifest = app_repo.path / ".agentgate/fixtures.sha256"
+    recorded = manifest.read_text()
+    app_repo.write("tests/fixtures/data.json", '{"edited": true}\n')
+    refused = run_agentgate("init", cwd=app_repo.path)
+    assert refused.returncode == 64 and manifest.read_text() == recorded
+    assert refused.stderr.splitlines() == [
+        "agentgate: .agentgate/fixtures.sha256 exists and 1 fixture file(s) differ from it; "
+        "nothing written (see 'agentgate fixtures verify'; 'agentgate init --force' "
+        "re-records it)"]
+    forced = run_agentgate("init", "--force", cwd=app_repo.path)
+    assert forced.returncode == 0, forced.stderr
+    assert manifest.read_text() != recorded
+    assert run_agentgate("fixtures", "verify", cwd=app_repo.path).returncode == 0
 
 
 def test_main_in_process_fast_path_needs_a_repo(

@@ -190,3 +190,16 @@ def test_pytest_tables_at_any_depth(tmp_path: Path) -> None:
         "sub/tox.ini": "[tox]\nenv_list = py311\n",
     })
     assert tables == {"sub/pytest.ini": {"addopts": "-x"}, "sub/pytest.toml": {"addopts": ["-x"]}}
+
+
+def test_cache_bounds_default_and_validate(tmp_path: Path) -> None:
+    """The bounds on .git/agentgate (issue 13, item 7): defaults, values, and typos."""
+    cfg = config.load(tmp_path)
+    assert (cfg.keep_worktrees, cfg.cache_days, cfg.keep_witnesses) == (4, 14, 10)
+    text = "[tool.agentgate]\nkeep_worktrees = 2\ncache_days = 0\nkeep_witnesses = 1\n"
+    cfg = config.load(tmp_path, text)
+    assert (cfg.keep_worktrees, cfg.cache_days, cfg.keep_witnesses) == (2, 0, 1)
+    with pytest.raises(ConfigError, match="'keep_worktrees' must be a non-negative integer"):
+        config.load(tmp_path, "[tool.agentgate]\nkeep_worktrees = -1\n")
+    with pytest.raises(ConfigError, match=r"'keep_worktree' \(did you mean 'keep_worktrees'"):
+        config.load(tmp_path, "[tool.agentgate]\nkeep_worktree = 2\n")

@@ -103,3 +103,28 @@ def test_an_invalid_record_at_the_base_excuses_nothing(chain: GitRepo) -> None:
     commit(chain, BREAKS_TOTAL)
     data = _check(chain)
     assert (data["exit_code"], data["results"]["failed_ids"]) == (1, [SESSION])
+
+
+def _plan_and_check(repo: GitRepo) -> tuple[tuple[int, str], tuple[int, str]]:
+    verdicts = []
+    for command in ("plan", "check"):
+        proc = run_agentgate(command, "--base", "base", "--format", "json", cwd=repo.path)
+        verdicts.append((proc.returncode, json.loads(proc.stdout)["verdict"]))
+    return verdicts[0], verdicts[1]
+
+
+def test_plan_and_check_ignore_an_untracked_record_alike(chain: GitRepo) -> None:
+    """Issue 13: an untracked file in the ledger folder made plan say blocked while check said
+    scoped. It is not part of the range: both judge the ledger head commits."""
+    commit(chain, {"app/report.py": chain.path.joinpath("app/report.py").read_text() + "#\n"})
+    chain.write(".agentgate/freezes/stray.json", "{not json")
+    assert _plan_and_check(chain) == ((0, "scoped"), (0, "scoped"))
+
+
+def test_plan_and_check_block_a_committed_bad_record_alike(chain: GitRepo) -> None:
+    """The counterpart: a bad record head commits blocks both, even when the work tree has
+    deleted it since (an uncommitted deletion is not part of the range either)."""
+    chain.write(".agentgate/freezes/bad.json", json.dumps(freeze_json(SESSION, owner="")))
+    chain.commit("a bad freeze record")
+    (chain.path / ".agentgate/freezes/bad.json").unlink()
+    assert _plan_and_check(chain) == ((4, "blocked"), (4, "blocked"))
