@@ -161,22 +161,21 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
 
 def _unseen_blocks(rec: Recording, units: dict[str, dict[str, list[str]]]
                    ) -> dict[str, list[str]]:
-    """What of each module imported before recording started may have run unseen: its
-    module block, and every function no context was seen entering (one called at its import
-    or by pytest's start-up ran before the recorder could see it). Every test depends on
-    these (issue 12: pytest imports pluggy before any plugin starts); a file that does not
-    parse depends on all of its content (``WHOLE``)."""
-    seen: dict[str, set[str]] = defaultdict(set)
-    for files in units.values():
-        for path, names in files.items():
-            seen[path].update(names)
+    """What of each module imported before recording started may have run unseen: all of it.
+    Its module block and any of its functions ran at its import or in pytest's start-up
+    before the recorder could see them (``LIMIT = _init()``), and a function a test was later
+    seen running may also have run then, for every other test (a review of issue 12's first
+    version found exactly that hole). Every test depends on these blocks, which is safe where
+    marking the tests incomplete would escalate them all (pytest imports pluggy before any
+    plugin starts); a file that does not parse depends on all of its content (``WHOLE``)."""
+    del units  # what tests were seen running says nothing of what ran before recording
     found: dict[str, list[str]] = {}
     for rel in sorted(rec.preloaded):
         # Installed code inside the tree (a .venv) is the environment's, not the repository's.
         if rel.endswith(".py") and not any(part in f"/{rel}" for part in _OMIT):
             layout = _parsed(os.path.join(rec.root, *rel.split("/")))[1]
             names = [b.name for b in layout.blocks] if layout else [blocks.WHOLE]
-            found[rel] = [blocks.MODULE, *sorted(set(names) - seen[rel])]
+            found[rel] = [blocks.MODULE, *sorted(set(names))]
     return found
 
 

@@ -56,7 +56,7 @@ def test_checks_on_several_revisions_keep_only_keep_worktrees(chain: GitRepo) ->
     heads = _revisions(chain, 4)
     chain.write("untracked.txt", "the checkout is dirty: every check needs a worktree\n")
     for sha in heads:
-        proc = run_agentgate("check", "--base", "base", "--head", sha, cwd=chain.path)
+        proc = run_agentgate("check", "-v", "--base", "base", "--head", sha, cwd=chain.path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "temporary worktree of head" in proc.stdout
     assert _cached(chain) == set(heads[-2:])

@@ -3,8 +3,8 @@ plugin can start recording, so every pluggy test was ``escalate:incomplete-witne
 
 Here ``-p app.plug`` in the pytest configuration imports ``app.plug`` and ``app.core``
 before the witness plugin starts. Their module code ran unseen, and so did ``_init``, called
-at import: every test depends on those. The functions tests were seen running count per
-test, as for any module.
+at import, and any function may have run then for any test: every test depends on all of
+such a module, which is still narrower than escalating every test.
 """
 
 from __future__ import annotations
@@ -54,13 +54,26 @@ def _labels(recorded: tuple[GitRepo, str], name: str, core: str) -> dict[str, st
     return {d.nodeid: d.label for d in plan(repo, w).decisions}
 
 
-def test_a_function_body_edit_reruns_only_the_tests_that_ran_it(
+def test_a_preloaded_module_is_vouched_for_not_escalated(
     recorded: tuple[GitRepo, str],
 ) -> None:
+    """The legitimate case: a change elsewhere skips the tests that never reached it, even
+    though app.core was imported before recording started (it used to escalate them all)."""
+    repo, w = recorded
+    patch(repo, w, "elsewhere", {"tests/test_plain.py": "def test_plain():\n    assert 1\n"})
+    labels = {d.nodeid: d.label for d in plan(repo, w).decisions}
+    assert ESCALATE not in labels.values()  # the witness vouches for preloaded modules
+    assert labels[VALUE] == labels[OTHER] == labels[LIMIT] == SKIP
+
+
+def test_a_function_body_edit_of_a_preloaded_module_reruns_every_test(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """value() may also have run before recording started, for any test: every test."""
     labels = _labels(recorded, "value", CORE.replace("return 1\n\n\ndef other", "return 3\n\n\n"
                                                      "def other"))
-    assert ESCALATE not in labels.values()  # the witness vouches for preloaded modules
-    assert labels == {VALUE: IMPACTED, OTHER: SKIP, LIMIT: SKIP, PLAIN: SKIP}
+    assert ESCALATE not in labels.values()
+    assert labels == dict.fromkeys(EVERY, IMPACTED)
 
 
 def test_a_module_level_edit_of_a_preloaded_module_reruns_every_test(
@@ -78,3 +91,25 @@ def test_a_function_that_ran_before_recording_reruns_every_test(
     labels = _labels(recorded, "init", CORE.replace("def _init():\n    return 1",
                                                      "def _init():\n    return 2"))
     assert labels == dict.fromkeys(EVERY, IMPACTED)
+
+
+INIT_TOO = {**FILES, "tests/test_init.py": "from app.core import _init\n\n\n"
+            "def test_init():\n    assert _init() == 1\n"}
+
+
+@pytest.fixture(scope="module")
+def recorded_init(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, INIT_TOO)
+
+
+def test_a_function_run_at_import_and_by_a_test_reruns_every_test(
+    recorded_init: tuple[GitRepo, str],
+) -> None:
+    """Attack (found in review): _init ran unseen at import, for test_limit, and seen in
+    test_init. Seeing it in test_init must not make it test_init's alone."""
+    repo, w = recorded_init
+    patch(repo, w, "init", {"app/core.py": CORE.replace("def _init():\n    return 1",
+                                                         "def _init():\n    return 2")})
+    labels = {d.nodeid: d.label for d in plan(repo, w).decisions}
+    assert labels[LIMIT] == IMPACTED
+    assert labels["tests/test_init.py::test_init"] == IMPACTED
