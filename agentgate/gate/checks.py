@@ -238,7 +238,7 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
                          new=lambda p: gitio.read_text_at(root, head_sha, p))
     scope = scope_at(root, config, scope_rev)
     # A human's trust-only commit in the range governs the scope after it (issue 11 item 8).
-    governors = govern.governors(root, config, mb, facts, notes) if scope_rev else []
+    governors = govern.governors(root, config, mb, facts, notes, scope) if scope_rev else []
     reasons += (_governed_scope(changes, config, scope, exempt, facts, governors) if governors
                 else _scope_reasons(changes, config, scope, notes, exempt))
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)

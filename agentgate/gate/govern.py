@@ -62,12 +62,14 @@ def facts(root: Path, config: Config, commit: Commit) -> CommitFacts:
 
 
 def governors(root: Path, config: Config, merge_base: str, commits: Sequence[CommitFacts],
-              notes: list[str]) -> list[Governor]:
+              notes: list[str], base: Scope | None = None) -> list[Governor]:
     """The range's governing commits, oldest first; ``notes`` says which govern and why a
-    trust-only scope commit does not."""
+    trust-only scope commit does not. ``base``: the merge-base's scope."""
     found: list[Governor] = []
+    above = ancestors([f.commit for f in commits])
     for fact in (f for f in commits if _touches_scope(root, config, f)):
-        why = _why_not(root, config, merge_base, fact)
+        why = (_why_not(root, config, merge_base, fact)
+               or _laundered(root, fact.commit, above, found, base))
         sha = fact.commit.sha[:10]
         if why:
             notes.append(f"commit {sha} changes only trust files but governs nothing: {why}")
@@ -76,6 +78,30 @@ def governors(root: Path, config: Config, merge_base: str, commits: Sequence[Com
         notes.append(note)
         found += [governor] if governor else []
     return found
+
+
+def _laundered(root: Path, commit: Commit, above: dict[str, frozenset[str]],
+               found: Sequence[Governor], base: Scope | None) -> str | None:
+    """A commit governs with the whole scope at it, so what it starts from must be the scope
+    in force: else a widening by a commit that governs nothing (unsigned, say) would count
+    as soon as a governing commit came after it (found in review)."""
+    parent = commit.parents[0]
+    if parent in above:  # inside the range: the newest governor it descends from, or itself
+        by_sha = {g.sha: g for g in found}
+        mine = [by_sha[parent]] if parent in by_sha else None
+        in_force = [g.scope for g in mine] if mine else _in_force(parent, above, by_sha, base)
+    else:
+        in_force = [base]
+    start, _note = _governor(root, parent)
+    before = start.scope if start else None
+    if any(_prefixes(s) != _prefixes(before) for s in in_force):
+        return ("the scope it starts from was changed earlier in the range by a commit that "
+                "governs nothing; a governing commit changes the scope in force, and only that")
+    return None
+
+
+def _prefixes(scope: Scope | None) -> tuple[str, ...] | None:
+    return None if scope is None else scope.prefixes
 
 
 def _touches_scope(root: Path, config: Config, fact: CommitFacts) -> bool:

@@ -317,3 +317,22 @@ def test_the_signers_file_is_a_trust_file(app_repo: GitRepo, human_key: Path) ->
     result = gate.check_staged(app_repo.path, {"CLAUDECODE": "1"})
     assert result.verdict is Verdict.BLOCKED
     assert [(r.code, r.path) for r in result.reasons] == [("trust-agent", SIGNERS)]
+
+
+def test_an_earlier_widening_that_governs_nothing_is_not_laundered_by_a_signed_one(
+    app_repo: GitRepo, tmp_path: Path,
+) -> None:
+    """Attack (found in review): an unsigned widening governs nothing, then a human signs an
+    unrelated scope commit on top. The signed commit starts from a scope that is not the one
+    in force, so it governs nothing either, and the agent's edit outside the base's scope
+    still escapes."""
+    key = _key(tmp_path, "human")
+    base = _base(app_repo, signers=_allowed(key))
+    app_repo.write(SCOPE, "app\ntests\n")
+    app_repo.commit("tidy scope")
+    app_repo.write(SCOPE, "# reviewed\napp\ntests\n")
+    _signed(app_repo, "scope: comment", key)
+    head = _agent_edits(app_repo)
+    checked = gate.check_range(app_repo.path, base, head)
+    assert _escapes(checked) == [OUTSIDE]
+    assert any("changed earlier in the range" in n for n in checked.notes), checked.notes
