@@ -241,10 +241,23 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     result.detail = CheckDetail(
         **_plan_fields(planned), verdict_plan=worst([r.verdict for r in planned.reasons]),
         band=ran[0], shadow_stats=ran[1], elapsed=time.monotonic() - start,
-        quiet_notes=tuple(result.notes),
+        quiet_notes=tuple(n for n in result.notes if routine(n)),
     )
     return result
 
+
+# The notes a passing check keeps for --verbose: how the band was chosen, never what a human
+# must see (a governing commit, an accepted or harmless suppression, a witness that could not
+# be used, a freeze record that excuses nothing: review, issue 13).
+ROUTINE_NOTES = (
+    "no witness recorded", "witness ", "no test impacted", "impacts no test",
+    "graph escalation(s) ignored", "promoted: the full suite ran and passed",
+    "no declared scope",  # the repository's standing configuration, not this patch's
+)
+
+
+def routine(note: str) -> bool:
+    return note.startswith(ROUTINE_NOTES) and not note.startswith("witness not used")
 
 _Ran = tuple[BandRun | None, dict[str, Any] | None]  # what ran, the witness's shadow stats
 

@@ -65,3 +65,16 @@ def test_a_freeze_record_in_the_governing_commit_excuses_nothing(chain: GitRepo)
     assert data["results"]["failed_ids"] == [SESSION]
     assert (f"freeze record added or changed in the range excuses nothing until it is in "
             f"the base: {SESSION}") in data["notes"]
+
+
+def test_a_passing_checks_text_still_names_the_governing_commit(chain: GitRepo) -> None:
+    """A passing check keeps only its routine notes for -v (issue 13); which commit widened
+    the scope is what a human reviewing the pull request must see (found in review)."""
+    _scoped(chain)
+    commit(chain, {SCOPE: "app\ntests\n"}, "widen the scope for util")
+    _agent_commit(chain, UTIL)
+    proc = run_agentgate("check", "--base", "base", cwd=chain.path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = " ".join(proc.stdout.split())  # wrapped at 100 columns
+    assert "a human's trust-only commit, governs the scope" in text
+    assert "no witness recorded" not in text  # how the band was chosen: a detail

@@ -66,6 +66,9 @@ def test_a_skip_on_a_test_whose_base_form_passes_is_harmless(chain: GitRepo) -> 
     assert data["exit_code"] == 0, data["reasons"]
     assert any(n.startswith(f"harmless suppression: {SHOUT}") for n in data["notes"])
     assert oracle(data)["suppressed"][0]["base_form"] == "passed"
+    # Issue 11 item 3: the report lists it, in the text of a passing check too (not only -v).
+    text = run_agentgate("check", "--base", "base", cwd=chain.path).stdout
+    assert f"note: harmless suppression: {SHOUT}" in " ".join(text.split()), text
 
 
 def test_the_broken_test_file_deleted_blocks(chain: GitRepo) -> None:
