@@ -4,8 +4,10 @@ For each project (PyPI sdists: click 8.1.7 and Jinja2 3.1.4 -- rich's sdist ship
 in one run and one after another:
 
 1. **Recording overhead**: the full suite plain, with ``--agentgate-witness`` and with
-   ``--testmon`` (pytest-testmon's own recording), alternated, best of ``--reps``; then the
-   real ``agentgate witness record`` (what a user runs) once.
+   ``--testmon`` (pytest-testmon's own recording), alternated, best of ``--reps``, with the
+   recording's harvest (after the last test) apart; then the real ``agentgate witness
+   record`` (what a user runs) once, and ``witness record --incremental`` after a merge that
+   edits one function (what CI on main pays per merge).
 2. **Single-function patches**: ``--patches`` functions of the package, picked with a fixed
    seed, each mutated to ``raise RuntimeError`` on entry (one commit each on top of W). For
    each patch the full suite runs (the truth: does any test catch it?), then
@@ -176,6 +178,9 @@ def overhead(repo: Path, python: Path, reps: int) -> dict[str, float]:
                 leftover.unlink()
             run = run_pytest(repo, python, args, extra_path=extra)
             best[name] = min(best.get(name, run.seconds), run.seconds)
+            if name == "witness" and raw.is_file():  # the recording's own share, after pytest
+                spent = float(json.loads(raw.read_text())["harvest_seconds"])
+                best["harvest"] = min(best.get("harvest", spent), spent)
             if run.exit_code == 3:
                 best[f"{name} crashed"] = 1.0
     # The last --testmon run left W's testmon database: keep it for the patches.
@@ -184,7 +189,26 @@ def overhead(repo: Path, python: Path, reps: int) -> dict[str, float]:
     start = time.perf_counter()
     sh([sys.executable, "-m", "agentgate", "witness", "record"], repo)
     best["agentgate witness record"] = time.perf_counter() - start
+    best.update(incremental(repo))
     return best
+
+
+def incremental(repo: Path) -> dict[str, float]:
+    """``witness record --incremental`` after a merge that edits one function's body (a
+    harmless line at its entry): what CI on main pays per merge."""
+    package = next(p for n, (_d, _v, p) in PROJECTS.items() if n == repo.name)
+    edit = mutants(repo, package, 1)[0]
+    w = sh(["git", "rev-parse", "HEAD"], repo).stdout.strip()
+    apply(repo, w, 999, edit, line="_agentgate_bench = None")
+    start = time.perf_counter()
+    done = sh([sys.executable, "-m", "agentgate", "witness", "record", "--incremental",
+               "--format", "json"], repo)
+    seconds = time.perf_counter() - start
+    sh(["git", "checkout", "-q", "-f", "main"], repo)
+    note = next(n for n in json.loads(done.stdout)["notes"] if "carried" in n)
+    carried = int(note.split(" tests carried")[0].split(": ")[-1].split(" of ")[0])
+    return {"incremental": seconds, "carried": carried,
+            "tests": float(json.loads(done.stdout)["tests"])}
 
 
 # --- 2. patches --------------------------------------------------------------------------------
@@ -233,11 +257,11 @@ def _qualname(tree: ast.Module, target: ast.AST) -> str:
     return walk(tree.body, "") or "?"
 
 
-def apply(repo: Path, w: str, index: int, mutant: Mutant) -> str:
+def apply(repo: Path, w: str, index: int, mutant: Mutant, *, line: str = MUTANT) -> str:
     sh(["git", "checkout", "-q", "-f", "-B", f"bench-{index}", w], repo)
     path = repo / mutant.path
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines.insert(mutant.line - 1, " " * mutant.indent + MUTANT + "\n")
+    lines.insert(mutant.line - 1, " " * mutant.indent + line + "\n")
     path.write_text("".join(lines), encoding="utf-8")
     sh(["git", "commit", "-q", "-am", f"mutate {mutant.function}"], repo)
     return sh(["git", "rev-parse", "HEAD"], repo).stdout.strip()
@@ -359,15 +383,17 @@ def markdown(results: list[Project], args: argparse.Namespace) -> str:
         "the gate's selection (impacted, fixture drift, escalated, new), without the shadow "
         "sample. The import-closure band is `agentgate plan`'s test files.",
         "", "## Recording overhead (full suite, wall seconds, best of the reps)", "",
-        "| project | plain | --agentgate-witness | overhead | --testmon (fresh) | "
-        "agentgate witness record |", "|---|---|---|---|---|---|",
+        "| project | plain | --agentgate-witness | overhead | of which harvest | "
+        "--testmon (fresh) | agentgate witness record | --incremental after a one-function "
+        "merge (tests carried) |", "|---|---|---|---|---|---|---|---|",
     ]
     for res in results:
         c = res.costs
         crash = " (INTERNALERROR)" if "testmon crashed" in c else ""
         out.append(f"| {res.name} | {c['plain']:.1f} | {c['witness']:.1f} | "
-                   f"{c['witness'] / c['plain']:.2f}x | {c['testmon']:.1f}{crash} | "
-                   f"{c['agentgate witness record']:.1f} |")
+                   f"{c['witness'] / c['plain']:.2f}x | {c.get('harvest', 0):.2f} | "
+                   f"{c['testmon']:.1f}{crash} | {c['agentgate witness record']:.1f} | "
+                   f"{c['incremental']:.1f} ({c['carried']:.0f} of {c['tests']:.0f}) |")
     out += ["", "## Single-function patches (share of the full suite each band runs)", "",
             "| project | patches (caught by full suite) | band | tests | test time | "
             "caught | missed failing tests | runs crashed |", "|---|---|---|---|---|---|---|---|"]

@@ -232,6 +232,9 @@ WITNESS = (
              "file) into --out, for witness merge (a CI matrix).", metavar="I/N"),
         Param(name="out", flags=("--out",), kind=Path, metavar="FILE",
               help="The shard file --shard writes."),
+        _flag("incremental", "--incremental", "Record again only the tests the newest stored "
+              "witness of an ancestor cannot vouch for, and carry the rest over (CI on each "
+              "merge to main); without such a witness, the whole suite."),
     )),
     Command(("witness", "merge"), "Merge the shard files of one revision (witness record "
             "--shard) into the store, as one witness.", (

@@ -7,17 +7,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentgate.cli.common import finish, repo_and_config
+from agentgate.core.errors import ConfigError
 
 
 def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str,
-            shard: str | None, out: Path | None) -> int:
+            shard: str | None, out: Path | None, incremental: bool = False) -> int:
     from agentgate.report import progress
+    from agentgate.witness import incremental as incr
     from agentgate.witness import record
 
     root, config = repo_and_config(repo)
+    if incremental and (shard is not None or out is not None):
+        raise ConfigError("witness record: --incremental records into the store; it does not "
+                          "go with --shard/--out")
     with progress.shown() as display:  # live counts on a terminal (issue 13)
-        result = record.record(root, config, rev=rev, pytest_args=pytest_args or (),
-                               shard=shard, out=out, display=display)
+        if incremental:
+            result = incr.record(root, config, rev=rev, pytest_args=pytest_args or (),
+                                 display=display)
+        else:
+            result = record.record(root, config, rev=rev, pytest_args=pytest_args or (),
+                                   shard=shard, out=out, display=display)
     return finish(result, fmt)
 
 

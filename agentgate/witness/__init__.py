@@ -14,8 +14,12 @@ import sys
 if "pytest" in sys.modules:
     from agentgate.witness.plugin import (
         pytest_addoption,
+        pytest_collection_modifyitems,
         pytest_configure,
         pytest_load_initial_conftests,
     )
 
-    __all__ = ["pytest_addoption", "pytest_configure", "pytest_load_initial_conftests"]
+    # pytest_collection_modifyitems: a shard's and an incremental recording's deselection,
+    # which a recording from pre-commit's environment (``-p agentgate.witness``) needs too.
+    __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure",
+               "pytest_load_initial_conftests"]

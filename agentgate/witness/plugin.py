@@ -53,12 +53,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Run and record only the I-th of N shares of the tests, by test file "
         "(agentgate witness record --shard).",
     )
+    group.addoption(
+        "--agentgate-witness-carry",
+        metavar="FILE",
+        default=None,
+        help="Deselect the node ids listed in FILE (a JSON list) after collection and write "
+        "those collected to FILE.collected (agentgate witness record --incremental).",
+    )
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A shard deselects after the whole suite collected, so collection records as in a full
-    run (``agentgate.witness.shards``)."""
+    """A shard, and an incremental recording's carried tests, deselect after the whole suite
+    collected, so collection records as in a full run (``agentgate.witness.shards``)."""
+    _carry(config, items)
     shard = config.getoption("agentgate_witness_shard")
     if not shard:
         return
@@ -74,6 +82,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _carry(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Carried tests keep their stored witness: they are collected, not run. Which of them
+    were collected says which still exist at this revision."""
+    path = config.getoption("agentgate_witness_carry")
+    if not path:
+        return
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        carried = set(json.load(fh))
+    dropped = [i for i in items if i.nodeid in carried]
+    with open(f"{path}.collected", "w", encoding="utf-8") as fh:
+        json.dump(sorted(i.nodeid for i in dropped), fh)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if i.nodeid not in carried]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentgate.core.config import Config
 from agentgate.core.config import load as load_config
@@ -41,13 +41,27 @@ _PROBE = (
 )
 
 
+class Carry(Protocol):
+    """What an incremental recording (``witness.incremental``) carries over from a stored
+    witness: the tests not run again, and how the fresh part joins them."""
+
+    @property
+    def ids(self) -> frozenset[str]: ...
+
+    def combine(self, fresh: graph.Witness, collected: frozenset[str]) -> graph.Witness: ...
+
+
+CARRY_OPTION = "--agentgate-witness-carry"
+
+
 def record(
     root: Path, config: Config, *, rev: str | None = None, pytest_args: Sequence[str] = (),
     shard: str | None = None, out: Path | None = None,
-    display: run_progress.Display | None = None,
+    display: run_progress.Display | None = None, carry: Carry | None = None,
 ) -> Result:
     """The whole suite into the store; with ``shard`` (``I/N``), the I-th share into ``out``
-    for ``witness merge`` (``witness.shards``)."""
+    for ``witness merge`` (``witness.shards``); with ``carry``, every test but the carried
+    ones (the whole suite is still collected)."""
     part = _shard_request(shard, out)
     # Only a recording of the whole suite names every base test (issue 11 item 2: the base
     # inventory comes from it); one narrowed by -k, -m, --deselect or -x does not.
@@ -62,10 +76,14 @@ def record(
         env = interp.test_env(config, tree)
         shim_note = _make_importable(python, env, tree, tmp / "shim")
         raw_path = tmp / "raw.json"
-        _run_suite(python, env, tree, raw_path, config, pytest_args, display=display)
+        carry_args = _carry_args(carry, tmp / "carry.json")
+        _run_suite(python, env, tree, raw_path, config, (*pytest_args, *carry_args),
+                   display=display)
         raw = _read_raw(raw_path)
         witness = build(root, raw, sha=sha, tree=tree, python=python)
         witness.info[graph.WHOLE_SUITE] = whole
+        if carry is not None:
+            witness = carry.combine(witness, _carried(tmp / "carry.json"))
     # After the lock is released; the tree just used is kept (issue 13: they piled up).
     worktrees.prune(root, config.keep_worktrees, config.cache_days)
     if part is not None and out is not None:
@@ -75,6 +93,24 @@ def record(
     replaced = store.save(witness)
     store.prune(config.keep_witnesses)
     return _result(witness, replaced, shim_note)
+
+
+def _carry_args(carry: Carry | None, path: Path) -> tuple[str, ...]:
+    """The plugin deselects the carried tests after collection and writes which of them
+    it collected to ``path.collected`` (``plugin.carried``)."""
+    if carry is None:
+        return ()
+    path.write_text(json.dumps(sorted(carry.ids)), encoding="utf-8")
+    return (f"{CARRY_OPTION}={path}",)
+
+
+def _carried(path: Path) -> frozenset[str]:
+    try:
+        found = json.loads(path.with_name(path.name + ".collected").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AgentgateError(f"the recording did not say which tests it carried ({exc}); "
+                             "record again without --incremental") from None
+    return frozenset(str(n) for n in found)
 
 
 def _shard_request(shard: str | None, out: Path | None) -> tuple[int, int] | None:
@@ -151,7 +187,9 @@ def _run_suite(
     done = (process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
             if display is None else _run_watched(cmd, tree, env, raw_path, display))
     # 5: a shard whose files all hash elsewhere ran no test, which is a valid share.
-    sharded = any(a.startswith("--agentgate-witness-shard=") for a in pytest_args)
+    # An incremental recording that carries every test runs none either.
+    sharded = any(a.startswith(("--agentgate-witness-shard=", CARRY_OPTION))
+                  for a in pytest_args)
     if done.returncode not in ((0, 1, 5) if sharded else (0, 1)) or not raw_path.is_file():
         raise AgentgateError(
             f"pytest exited {done.returncode} while recording (see its output above); "

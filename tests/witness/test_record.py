@@ -94,6 +94,23 @@ def test_record_with_an_interpreter_that_lacks_agentgate(app_repo: GitRepo, tmp_
     assert any("agentgate, coverage importable" in n for n in out["notes"])
 
 
+def test_incremental_record_with_an_interpreter_that_lacks_agentgate(
+    app_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plugin loaded from the package (``-p agentgate.witness``), not the entry point,
+    still deselects the carried tests: else the recording cannot say what it carried."""
+    monkeypatch.setenv("VIRTUAL_ENV", str(_pytest_only_venv(tmp_path)))
+    app_repo.files(_IGNORE)
+    app_repo.commit("ignore caches")
+    _record(app_repo)
+    app_repo.files({"app/checkout/session.py": "from app.pricing.tax import tax\n\n"
+                    "def total(x):\n    return x + tax(x) + 0\n"})
+    sha = app_repo.commit("session")
+    out = json.loads(_record(app_repo, "--incremental").stdout)
+    assert out["witness"] == sha and out["tests"] == 2
+    assert any("1 of its 2 tests carried" in n for n in out["notes"])
+
+
 def test_export_import_between_clones(app_repo: GitRepo, tmp_path: Path) -> None:
     app_repo.files(_IGNORE)
     sha = app_repo.commit("ignore caches")
