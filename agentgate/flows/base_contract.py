@@ -17,7 +17,7 @@ from pathlib import Path
 from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles
-from agentgate.gate import agents, trust
+from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.plan import harness
@@ -135,8 +135,23 @@ def policy(checked: RangeCheck) -> str:
 
 def accepted(root: Path, checked: RangeCheck) -> frozenset[str]:
     """Node ids a human accepted in ``.agentgate/accepted``: a trust file, so the range's
-    trust check has already refused it from an agent or mixed with code."""
-    return suppress.accepted_ids(gitio.read_text_at(root, checked.head, trust.ACCEPTED_FILE))
+    trust check has already refused it from an agent or mixed with code. With
+    ``trust_signers``, an id added in the range counts only when the commit that added it is
+    signed by an allowed key, as a governing commit must be (found in review: identity alone
+    accepted a hidden failure)."""
+    at_head = suppress.accepted_ids(gitio.read_text_at(root, checked.head, trust.ACCEPTED_FILE))
+    if checked.config.trust_signers is None or not at_head:
+        return at_head
+    ok = set(suppress.accepted_ids(
+        gitio.read_text_at(root, checked.merge_base, trust.ACCEPTED_FILE)))
+    for commit in checked.commits:
+        if len(commit.parents) != 1 or not govern.vouched_for(
+                root, checked.config, checked.merge_base, commit):
+            continue
+        before, after = (suppress.accepted_ids(gitio.read_text_at(root, rev, trust.ACCEPTED_FILE))
+                         for rev in (commit.parents[0], commit.sha))
+        ok |= after - before
+    return at_head & frozenset(ok)
 
 
 def reasons(found: OracleReport, rule: str, ok: frozenset[str]

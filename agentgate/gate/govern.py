@@ -80,6 +80,13 @@ def governors(root: Path, config: Config, merge_base: str, commits: Sequence[Com
     return found
 
 
+def vouched_for(root: Path, config: Config, merge_base: str, commit: Commit) -> bool:
+    """Whether a human's trust-only commit in the range counts as a human decision: not a
+    merge, no agent by the base's patterns and, with ``trust_signers``, a good signature by
+    an allowed key (the same test a governing commit passes)."""
+    return _why_not(root, config, merge_base, facts(root, config, commit)) is None
+
+
 def _laundered(root: Path, commit: Commit, above: dict[str, frozenset[str]],
                found: Sequence[Governor], base: Scope | None) -> str | None:
     """A commit governs with the whole scope at it, so what it starts from must be the scope

@@ -5,6 +5,7 @@ the legitimate change that must pass."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -186,3 +187,28 @@ def test_a_bad_rewritten_tests_value_is_one_line_and_64(chain: GitRepo) -> None:
     assert done.returncode == 64
     assert "'rewritten_tests' must be \"report\" or \"block\"" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_with_trust_signers_only_a_signed_acceptance_accepts(
+    chain: GitRepo, tmp_path: Path,
+) -> None:
+    """Attack (found in review): with trust_signers configured, an unsigned commit that only
+    looks like a human's accepted the agent's rewritten test on identity alone. Only an
+    acceptance signed by an allowed key counts; the same acceptance signed passes."""
+    from tests.gate.test_govern import SIGNERS, _allowed, _key, _signed
+
+    key = _key(tmp_path, "human")
+    chain.write("pyproject.toml", f'[tool.agentgate]\ntrust_signers = "{SIGNERS}"\n')
+    chain.write(SIGNERS, _allowed(key))
+    chain.commit("trust signers")
+    chain.git("tag", "-f", "base")
+    chain.files({"app/util.py": BROKEN_SHOUT, "tests/test_util.py": REWRITTEN_TEST})
+    chain.commit("agent change", author=AGENT)
+    commit(chain, {".agentgate/accepted": f"{SHOUT}\n"}, "accept the rewritten test")
+    data = check_json(chain)
+    assert data["exit_code"] == 4 and "rewritten-test" in codes(data), data["reasons"]
+    chain.git("reset", "-q", "--hard", "HEAD~1")
+    chain.files({".agentgate/accepted": f"{SHOUT}\n"})
+    _signed(chain, "accept the rewritten test", key)
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
