@@ -72,13 +72,33 @@ def read(path: Path) -> Evidence:
                                       int(r["attempt"])), Outcome(r["outcome"]),
                                   str(r["detail"]), float(r["seconds"]))
                         for r in data["records"])
-        asked = {k: _frozen(data[k]) for k in _ASKED}
+        asked = _typed({k: _frozen(data[k]) for k in _ASKED})
         return Evidence(asked, int(data["shard"]), records, str(data["base_problem"]),
                         str(data["python"]), float(data["wall_seconds"]), str(path))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{path}: not attribution evidence agentgate can read ({exc}); "
                           "pass files written by attribute --shard I/N --evidence-out FILE"
                           ) from None
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "nodeid": str, "base": str, "head": str, "mode": str, "context": str, "runs": int,
+    "repeats": int, "seeds": tuple, "revert_code": bool, "env": dict, "of": int}
+
+
+def _typed(asked: dict[str, Any]) -> dict[str, Any]:
+    """The asked values with the types the merge uses (found in review: ``"runs": "many"``
+    was an internal error, exit 70)."""
+    for key, kind in _TYPES.items():
+        value = asked[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(f"{_ASKED[key]} is {value!r}")
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in asked["seeds"]):
+        raise ValueError(f"seeds are {asked['seeds']!r}")
+    if not all(isinstance(k, str) and (v is None or isinstance(v, str))
+               for k, v in asked["env"].items()):
+        raise ValueError(f"the pinned environment is {asked['env']!r}")
+    return asked
 
 
 def _frozen(value: Any) -> Any:

@@ -173,3 +173,22 @@ def test_a_merge_can_freeze_what_the_shards_found_on_both_trees(
     record = json.loads((repo.path / data["freeze"]["path"]).read_text(encoding="utf-8"))
     assert record["evidence"]["base_fail"] == record["evidence"]["head_fail"] == failing
     assert run_agentgate("ledger", "check", cwd=repo.path).returncode == 0
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("runs", "many"), ("env", ["A"]), ("seeds", ["x"]), ("revert_code", 1), ("repeats", True),
+])
+def test_mistyped_evidence_is_a_usage_error_not_a_crash(
+    matrix: tuple[GitRepo, str, list[Path], dict[str, Any]], tmp_path: Path,
+    key: str, value: Any,
+) -> None:
+    """Found in review: ``"runs": "many"`` was an internal error (exit 70)."""
+    repo, _head, files, _whole = matrix
+    data = json.loads(files[1].read_text())
+    data[key] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    done = _merge(repo, files[0], bad)
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert "not attribution evidence agentgate can read" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
