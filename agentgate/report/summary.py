@@ -45,7 +45,11 @@ def line(report: BandReport | None, *, plan: Plan, whole: bool, witness: Witness
     main = [r for r in report.runs if r.label != "shadow"]
     seconds = sum(r.duration for r in main)
     what = _what(report, main, plan, whole, witness)
-    return f"{what} in {seconds:.1f} s: {outcome(main)}"
+    said = outcome(main)
+    if report.problems and said in ("all passed", "no tests collected"):
+        # Found in review: a collected test with no outcome read "no tests collected".
+        said = f"not green: {_n(len(report.problems), 'outcome problem')} (see above)"
+    return f"{what} in {seconds:.1f} s: {said}"
 
 
 def _what(report: BandReport, main: list[RunResult], plan: Plan, whole: bool,

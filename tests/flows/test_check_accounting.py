@@ -70,3 +70,17 @@ def test_an_honest_edit_of_the_same_test_file_passes(chain: GitRepo) -> None:
                    "def test_shout():\n    assert shout('b') == 'B'\n"})
     data = check_json(chain)
     assert (data["exit_code"], codes(data)) == (0, [])
+
+
+def test_the_summary_of_a_session_ended_early_is_not_green(chain: GitRepo) -> None:
+    """Found in review: a collected test with no outcome read "no tests collected"."""
+    from agentgate.report import render
+
+    commit(chain, {"tests/test_util.py": "import os\nfrom app.util import shout\n\n"
+                   "def test_exit():\n    os._exit(0)\n\n"
+                   "def test_shout():\n    assert shout('a') == 'A'\n"})
+    result = checkrun.check(chain.path, "base", "HEAD")
+    assert result.exit_code != 0
+    last = render.text_lines(result)[-1]
+    assert last.startswith("  ran ") and "outcome problem" in last, last
+    assert not last.endswith(("all passed", "no tests collected")), last
