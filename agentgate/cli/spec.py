@@ -271,8 +271,9 @@ CI_GITHUB = Command(("ci", "github"), "Publish a saved 'check --format json' res
 
 GC = Command(("gc",), "Remove agentgate's caches under the git dir (.git/agentgate): cached "
              "worktrees beyond keep_worktrees or unused for cache_days, orphaned scratch "
-             "folders, old graph caches and base inventories, witness sets beyond "
-             "keep_witnesses. Never a worktree a run is using.", (
+             "folders, graph caches and base inventories older than cache_days, witness "
+             "sets beyond keep_witnesses or older (never the newest). Never a worktree a run "
+             "is using.", (
     _flag("dry_run", "--dry-run", "List what would be removed, with sizes; remove nothing."),
     _flag("every", "--all", "Remove everything agentgate keeps there (witnesses included)."),
     Param(name="days", flags=("--days",), kind=int, minimum=0,

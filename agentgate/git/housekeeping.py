@@ -132,7 +132,10 @@ def remove(root: Path, items: list[Item]) -> tuple[list[Item], list[Item]]:
     for item in items:
         if not item.path.is_relative_to(state):  # never, by construction: fail closed
             raise GitError(f"refusing to remove {item.path}: outside {state}")
-        if item.path.parent == worktrees.worktrees_dir(root):
+        if item.path.is_symlink():  # a link is removed as a link, never followed (review:
+            item.path.unlink(missing_ok=True)  # one in worktrees/ was reported, not removed)
+            removed.append(item)
+        elif item.path.parent == worktrees.worktrees_dir(root):
             (removed if worktrees.remove_tree(root, item.path) else busy).append(item)
         else:
             item.path.unlink(missing_ok=True)

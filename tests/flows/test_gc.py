@@ -125,12 +125,16 @@ def test_gc_removes_nothing_outside_the_state_dir(chain: GitRepo, tmp_path: Path
     (state / "inventory" / "file-link.json").symlink_to(outside / "file.txt")
     (state / "graph").mkdir()
     (state / "graph" / "folder-link").symlink_to(outside / "folder")
+    (state / "worktrees").mkdir()
+    tree_link = state / "worktrees" / "x.tmp-abc"
+    tree_link.symlink_to(outside / "folder")
     mine = tmp_path / "my-worktree"
     chain.git("worktree", "add", "-q", "--detach", str(mine), "HEAD")
     code, data = _gc(chain, "--all")
     assert code == 0
     assert {r["name"] for r in data["removed"]} >= {"inventory/file-link.json",
                                                    "graph/folder-link"}
+    assert not tree_link.is_symlink()  # reported removed, and removed (review)
     assert (outside / "file.txt").read_text() == "keep me\n"
     assert (outside / "folder" / "inner.txt").is_file()
     assert mine.resolve() in _registered(chain) and (mine / "app/util.py").is_file()
