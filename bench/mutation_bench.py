@@ -228,7 +228,31 @@ def planned(repo: Path, python: Path, w: str, full: wb.Run) -> report.Band:
     promoted = data.get("run") == "full"
     band = run_band(repo, python, None if promoted else list(data.get("tests", [])), full)
     band.extra = {"plan_s": seconds, "exit": proc.returncode, "plan": _plan_summary(data)}
+    if not promoted and isinstance(data.get("witness"), dict):
+        band.extra["by_reason"] = by_reason(data, full)
     return band
+
+
+def by_reason(data: dict[str, object], full: wb.Run) -> dict[str, list[float]]:
+    """The witnessed band broken down by why each test runs: ``{reason: [tests, time share
+    of the suite]}``; the audit sample's tests carry no reason of their own (``audit``)."""
+    witness = data["witness"]
+    assert isinstance(witness, dict)
+    reasons: dict[str, str] = witness.get("reasons", {})
+    total = max(1e-9, full.test_time)
+    found: dict[str, list[float]] = {}
+    for nodeid in data.get("tests", []):  # type: ignore[attr-defined]
+        cell = found.setdefault(report.reason_kind(reasons.get(nodeid)), [0, 0.0])
+        cell[0] += 1
+        cell[1] += full.cases.get(junit_key(nodeid), (0.0, False))[0] / total
+    return found
+
+
+def junit_key(nodeid: str) -> str:
+    """The JUnit case key (``classname::name``) of a pytest node id."""
+    path, *rest = nodeid.split("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    return ".".join([module, *rest[:-1]]) + "::" + (rest[-1] if rest else "")
 
 
 def _plan_summary(data: dict[str, object]) -> dict[str, object]:
