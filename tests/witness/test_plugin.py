@@ -271,3 +271,22 @@ def test_putting_the_same_trace_function_back_hides_nothing(pytester: pytest.Pyt
     assert witness.tests["tests/test_trace.py::test_real_doctest"].complete
     hidden = witness.tests["tests/test_trace.py::test_hides_and_restores"]
     assert hidden.incomplete and "trace function" in hidden.incomplete
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="coverage's trace function: 3.11")
+def test_a_thread_that_replaces_its_trace_function_is_judged_at_once(
+    pytester: pytest.Pytester,
+) -> None:
+    # The deferred check reads the main thread's trace function; another thread's settrace
+    # must not pass it unseen (the recorder judges it at once; coverage's tracer in that
+    # thread is another object, which the check at the event catches too).
+    tests = (
+        "import sys, threading\n\n"
+        "def test_thread():\n"
+        "    def work():\n        saved = sys.gettrace()\n        sys.settrace(None)\n"
+        "        sys.settrace(saved)\n"
+        "    t = threading.Thread(target=work)\n    t.start()\n    t.join()\n"
+    )
+    witness = _record(pytester, {"tests/test_thread.py": tests})
+    test = witness.tests["tests/test_thread.py::test_thread"]
+    assert test.incomplete and "trace function" in test.incomplete
