@@ -228,7 +228,37 @@ def planned(repo: Path, python: Path, w: str, full: wb.Run) -> report.Band:
     promoted = data.get("run") == "full"
     band = run_band(repo, python, None if promoted else list(data.get("tests", [])), full)
     band.extra = {"plan_s": seconds, "exit": proc.returncode, "plan": _plan_summary(data)}
+    if not promoted and isinstance(data.get("witness"), dict):
+        band.extra["by_reason"] = by_reason(data, full)
     return band
+
+
+def by_reason(data: dict[str, object], full: wb.Run) -> dict[str, list[float]]:
+    """The witnessed band broken down by why each test runs: ``{reason: [tests, time share
+    of the suite]}``, over the full run's JUnit cases the plan's ids select (a listed id may
+    stand for every parametrization of a function, or a whole file); the audit sample's
+    tests carry no reason of their own (``audit``)."""
+    witness = data["witness"]
+    assert isinstance(witness, dict)
+    reasons = {junit_key(n): r for n, r in witness.get("reasons", {}).items()}
+    listed = tuple(junit_key(n) for n in data.get("tests", []))  # type: ignore[attr-defined]
+    total = max(1e-9, full.test_time)
+    found: dict[str, list[float]] = {}
+    for case, (seconds, _bad) in full.cases.items():
+        if any(case == k or case.startswith((k + "[", k + ".", k + "::")) for k in listed):
+            cell = found.setdefault(report.reason_kind(reasons.get(case)), [0, 0.0])
+            cell[0] += 1
+            cell[1] += seconds / total
+    return found
+
+
+def junit_key(nodeid: str) -> str:
+    """The JUnit case key (``classname::name``) of a pytest node id (a file: its module)."""
+    path, *rest = nodeid.split("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    if not rest:
+        return module
+    return ".".join([module, *rest[:-1]]) + "::" + rest[-1]
 
 
 def _plan_summary(data: dict[str, object]) -> dict[str, object]:

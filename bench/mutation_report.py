@@ -161,6 +161,40 @@ def witness_labels(results: list[Project]) -> list[str]:
     return out
 
 
+def reason_kind(reason: str | None) -> str:
+    """A witnessed test's reason, coarsely: audit (the shadow sample), impacted through a
+    function it ran, impacted through module-level code (its own or a module it used),
+    incomplete, new, or the label itself."""
+    if reason is None:
+        return "audit"
+    label, _, unit = reason.partition(": ")
+    if label == "run:impacted":
+        return "impacted:function" if "::" in unit else "impacted:module-level"
+    return {"escalate:incomplete-witness": "incomplete", "run:new": "new"}.get(label, label)
+
+
+def breakdown(results: list[Project]) -> list[str]:
+    """Per project, the witnessed band's mean test count and time share by reason, next to
+    testmon's (issue 12: what makes the band wider than testmon's)."""
+    out = []
+    for res in results:
+        rows = [r for r in res.rows if "by_reason" in r.bands["agentgate+witness"].extra]
+        if not rows:
+            continue
+        tests: Counter[str] = Counter()
+        share: dict[str, float] = {}
+        for row in rows:
+            for kind, (count, part) in row.bands["agentgate+witness"].extra["by_reason"].items():
+                tests[kind] += count
+                share[kind] = share.get(kind, 0.0) + part
+        n = len(rows)
+        cells = ", ".join(f"{k} {tests[k] / n:.1f} tests / {100 * share[k] / n:.1f}%"
+                          for k in sorted(tests))
+        tm = sum(r.bands["testmon"].tests for r in rows) / n
+        out.append(f"- {res.name} ({n} witnessed plans): {cells}; testmon {tm:.1f} tests")
+    return out
+
+
 def _top(counter: Counter[str], limit: int) -> Iterable[str]:
     for key, count in counter.most_common(limit):
         yield f"  - {count}x {key}"
@@ -210,6 +244,8 @@ def markdown(results: list[Project], meta: dict[str, Any]) -> str:
         *cost_table(results), "",
         "## What made agentgate's bands wide", *causes_section(results), "",
         "Witnessed plans:", "", *witness_labels(results), "",
+        "Witnessed bands by reason (per mutant, mean tests and time share of the suite):", "",
+        *breakdown(results), "",
         "## Per mutant (tests run: agentgate / +witness / closure / testmon / full; P promoted, "
         "! unsafe)", "",
     ]

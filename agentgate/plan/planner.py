@@ -291,10 +291,12 @@ def _root_conftest(
     return []
 
 
-# A folder the root conftest puts on sys.path that cannot be computed is an uncertainty about
-# where its imports come from: local, like any file's (issue 12). Every test is under the
-# root conftest, so the band is wide without a witness, and a witness narrows it.
-LOCAL_AT_ROOT = frozenset(("dynamic-path",))
+# A folder the root conftest puts on sys.path that cannot be computed, or a module it imports
+# by a computed name, is an uncertainty about what it imports: local, like any file's (issue
+# 12). Every test is under the root conftest, so the band is wide without a witness, and a
+# witness narrows it (every test's witness depends on what the root conftest's import ran:
+# ``witness.depgraph``, ``COLLECT``).
+LOCAL_AT_ROOT = frozenset(("dynamic-path", "dynamic-import"))
 
 
 def _uncertain_only(graph: ImportGraph, impact: _Impact, name: str) -> bool:

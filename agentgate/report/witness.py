@@ -71,7 +71,8 @@ def _share(plan: WitnessPlan) -> str:
     if percent <= 0 or percent >= 100:
         return f"{percent:g}%"
     band = plan.band
-    sized = " (the band's size)" if band is not None and shadow.FLOOR < band < shadow.CAP else ""
+    sized = (" (a quarter of the band)" if band is not None
+             and shadow.FLOOR < plan.shadow_limit < shadow.CAP else "")
     return f"{percent:g}%, {shadow.FLOOR} to {plan.shadow_limit}{sized}"
 
 

@@ -22,6 +22,11 @@ Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR | MISSING)
 COLLECT = "c"
 NOT_PASSED = "did not pass when recorded"
 PRELOADED = "imported before recording started"
+# Every test is under the root conftest: what its import ran (its module code, the modules it
+# imported, by a computed name too) counts for every test, like collection itself. Collection
+# imports are otherwise the files' own nodes (issue 12: a root conftest's computed import is a
+# local escalation that a witness narrows, so the witness must see what it loaded).
+ROOT_CONFTEST = "conftest.py"
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ class _Builder:
                 units, deps, flags = self.gather(name, imports=name != COLLECT)
                 if name == COLLECT:
                     self.charge_preloaded(units, deps)
+                    deps.add(file_key(ROOT_CONFTEST))
                 self.nodes[key] = Node(
                     key, frozenset(units), frozenset(deps), tuple(sorted(flags.items()))
                 )

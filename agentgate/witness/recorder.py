@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import Generator
 from typing import Any
@@ -111,6 +112,8 @@ class Recorder:
         self.tracer = tracer.Tracer(tool) if tool is not None else None
         self.cov: Any = None if self.tracer else self._coverage()
         self._trace_fn: Any = None
+        self._thread = threading.get_ident()
+        self._settraced: list[tuple[Context, str]] = []  # settrace calls not yet checked
 
     def _coverage(self) -> Any:
         """Before Python 3.12: coverage's C tracer with one dynamic context per label."""
@@ -229,6 +232,9 @@ class Recorder:
         outside = self._stack[-1][0] == "c"
         if kind == _TRACE and self.tracer is not None:
             return  # sys.monitoring: another tool's trace function hides nothing from it
+        if kind == _TRACE and threading.get_ident() == self._thread:
+            self._settrace(event, args, frame)
+            return
         if kind in _WHY:
             # Inside a test, fixture or import, whoever spawns does it for that context
             # (pytester's subprocess runs count). Outside, only the repository's own code
@@ -251,6 +257,24 @@ class Recorder:
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
         (self.context.listed if kind == _LIST else self.context.opened).add(rel)
+
+    def _settrace(self, event: str, args: tuple[Any, ...], frame: Any) -> None:
+        """The audit event comes before the call, so whether a ``sys.settrace`` replaced
+        coverage's trace function shows at the next one or at the test's end (``_retrace``):
+        doctest's ``sys.settrace(saved)`` puts the same function back and hides nothing
+        (issue 12: every doctest test was incomplete). Another thread's call is judged at
+        once (this thread's checks cannot see it)."""
+        if self._stack[-1][0] == "c" and self._origin(frame) != _REPO:
+            return  # outside any test only the repository's own code counts (as on_event)
+        self._settraced.append((self.context, _describe(event, args)))
+        if sys.gettrace() is not self._trace_fn:  # the one before replaced it
+            self._untraced()
+
+    def _untraced(self) -> None:
+        """Every context that called ``sys.settrace`` since the last check ran unseen."""
+        for context, what in self._settraced:
+            context.flags.setdefault(_WHY[_TRACE], what)
+        self._settraced.clear()
 
     def _origin(self, frame: Any) -> str:
         """Whose code caused an event: the first frame that is not the standard library."""
@@ -309,7 +333,10 @@ class Recorder:
         """A test that replaced coverage's trace function (a debugger, coverage run by the
         test) ran unseen from then on: the audit event marked it incomplete; the tests after
         it are traced again."""
+        if sys.gettrace() is self._trace_fn:
+            self._settraced.clear()  # every settrace of the test put the same function back
         if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
+            self._untraced()
             self._busy = True
             try:
                 sys.settrace(self._trace_fn)

@@ -4,9 +4,10 @@ The sample is a pure function of the patch's diff and the node id, so the same p
 audits the same tests (a rerun cannot shop for a friendlier sample) and a different patch
 audits different ones. Frozen tests are never in it: their failures prove nothing about the
 witness. The sample is a share of the skips with a floor and a cap, and the cap is relative
-to the band: never more audit tests than ``max(FLOOR, band)``, and never more than ``CAP``
-(issue 12: 18 audit tests next to 6 impacted doubled a small witnessed band). The numbers
-are justified in bench/README.md.
+to the band: never more audit tests than ``max(FLOOR, ceil(band / BAND_SHARE))``, and never
+more than ``CAP`` (issue 12: 18 audit tests next to 6 impacted doubled a small witnessed
+band; a sample as large as the band still added a third to the mutation benchmark's
+witnessed time). The numbers are justified in bench/README.md.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import math
 from collections.abc import Iterable
 
 FLOOR = 3  # audited skips at least (when there are that many)
-CAP = 20  # audited skips at most, below 100%
+CAP = 10  # audited skips at most, below 100%
+BAND_SHARE = 4  # audited skips at most a quarter of the band (above the floor)
 
 
 def patch_digest(diff: bytes) -> str:
@@ -50,9 +52,9 @@ def sample(
 
 
 def limit(band: int | None) -> int:
-    """The most skips one patch audits below 100%: the band's size, but at least ``FLOOR``
-    (an empty band is still audited) and at most ``CAP``."""
-    return CAP if band is None else min(CAP, max(FLOOR, band))
+    """The most skips one patch audits below 100%: a quarter of the band, but at least
+    ``FLOOR`` (an empty band is still audited) and at most ``CAP``."""
+    return CAP if band is None else min(CAP, max(FLOOR, math.ceil(band / BAND_SHARE)))
 
 
 def bounded(skips: int, percent: float, *, band: int | None = None) -> int:

@@ -7,7 +7,9 @@ witness, and a complete, fresh witness skips the tests that ran nothing changed.
 A root conftest that puts a computed folder on sys.path: a local uncertainty,
 not a global promotion. Every test is under the root conftest, so every test file runs
 without a witness; a witness narrows that to the tests that ran the change. The root
-conftest changing, or importing changed code, still promotes."""
+conftest changing, or importing changed code, still promotes. The same for a root conftest
+that imports a module by a computed name: what it loaded at the base is in every test's
+witness, so a witness narrows it only where the loaded code did not change."""
 
 from __future__ import annotations
 
@@ -99,3 +101,43 @@ def test_a_witness_narrows_a_computed_import_every_test_reaches(repo: GitRepo) -
     data = _plan(repo, ONE_CHANGED, LOADER, witness=True)
     assert (data["verdict"], data["tests"]) == ("scoped", ["tests/test_one.py::test_one"])
     assert _reason(data, "dynamic-import")["verdict"] == "scoped"
+
+
+DYNAMIC = ("import importlib\nimport os\n\n"
+           "LOADED = importlib.import_module(os.environ.get('EXTRA_MODULE', 'app.extra'))\n")
+ROOT_LOADER = {**FILES, "conftest.py": DYNAMIC, "app/extra.py": "FLAG = 1\n"}
+
+
+def test_a_computed_root_conftest_import_runs_every_test_file_scoped(repo: GitRepo) -> None:
+    # Issue 12: a root conftest with a computed import promoted every code change.
+    data = _plan(repo, ONE_CHANGED, ROOT_LOADER)
+    assert (data["verdict"], data["tests"]) == ("scoped", EVERY)
+    reason = _reason(data, "dynamic-import")
+    assert (reason["path"], reason["verdict"]) == ("conftest.py", "scoped")
+    assert not [r for r in data["reasons"] if r["code"] == "root-conftest"]
+
+
+def test_a_witness_narrows_the_computed_root_conftest_import(repo: GitRepo) -> None:
+    data = _plan(repo, ONE_CHANGED, ROOT_LOADER, witness=True)
+    assert (data["verdict"], data["tests"]) == ("scoped", ["tests/test_one.py::test_one"])
+
+
+def test_what_the_root_conftest_loaded_by_a_computed_name_reruns_every_test(
+    repo: GitRepo,
+) -> None:
+    # The attack on the narrowing: the conftest's computed import loaded app/extra.py at the
+    # base, so its module code governs every test's session, test_plain's included, though
+    # no test imports it. Without COLLECT depending on the root conftest's import, the
+    # witness would skip all three.
+    data = _plan(repo, {"app/extra.py": "FLAG = 2\n"}, ROOT_LOADER, witness=True)
+    assert data["verdict"] == "scoped"
+    assert data["tests"] == ["tests/test_one.py::test_one", "tests/test_plain.py::test_plain",
+                             "tests/test_two.py::test_two"]
+
+
+def test_the_root_conftest_with_a_computed_import_changing_still_promotes(
+    repo: GitRepo,
+) -> None:
+    data = _plan(repo, {"conftest.py": DYNAMIC + "X = 1\n"}, ROOT_LOADER, witness=True)
+    assert (data["verdict"], data["run"], data.get("witness")) == ("promote", "full", None)
+    assert _reason(data, "root-conftest")["path"] == "conftest.py"

@@ -249,3 +249,44 @@ def test_a_test_that_replaces_the_trace_function_is_incomplete_and_the_next_is_t
         # sys.monitoring does not depend on the trace function: nothing was hidden.
         assert a.complete and ("app/core.py", "plain") in _deps(witness, a.nodeid)
     assert b.complete
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="coverage's trace function: 3.11")
+def test_putting_the_same_trace_function_back_hides_nothing(pytester: pytest.Pytester) -> None:
+    # Issue 12 (toolz's doctests): doctest's runner ends with sys.settrace(saved), the very
+    # function coverage installed; the test stays complete. The attack next to it unsets the
+    # trace, runs code unseen and puts it back: still incomplete, so its skip is not taken.
+    tests = (
+        "import doctest, sys\n\n"
+        "def test_doctest_style():\n    saved = sys.gettrace()\n    sys.settrace(saved)\n"
+        "    from app.core import plain\n    assert plain() == 1\n\n"
+        "def test_real_doctest():\n    from app import core\n"
+        "    doctest.run_docstring_examples(core.plain, {})\n\n"
+        "def test_hides_and_restores():\n    saved = sys.gettrace()\n    sys.settrace(None)\n"
+        "    from app.core import limit\n    assert limit() == 3\n    sys.settrace(saved)\n"
+    )
+    witness = _record(pytester, {"tests/test_trace.py": tests})
+    same = witness.tests["tests/test_trace.py::test_doctest_style"]
+    assert same.complete and ("app/core.py", "plain") in _deps(witness, same.nodeid)
+    assert witness.tests["tests/test_trace.py::test_real_doctest"].complete
+    hidden = witness.tests["tests/test_trace.py::test_hides_and_restores"]
+    assert hidden.incomplete and "trace function" in hidden.incomplete
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="coverage's trace function: 3.11")
+def test_a_thread_that_replaces_its_trace_function_is_judged_at_once(
+    pytester: pytest.Pytester,
+) -> None:
+    # The deferred check reads the main thread's trace function; another thread's settrace
+    # must not pass it unseen (the recorder judges it at once; coverage's tracer in that
+    # thread is another object, which the check at the event catches too).
+    tests = (
+        "import sys, threading\n\n"
+        "def test_thread():\n"
+        "    def work():\n        saved = sys.gettrace()\n        sys.settrace(None)\n"
+        "        sys.settrace(saved)\n"
+        "    t = threading.Thread(target=work)\n    t.start()\n    t.join()\n"
+    )
+    witness = _record(pytester, {"tests/test_thread.py": tests})
+    test = witness.tests["tests/test_thread.py::test_thread"]
+    assert test.incomplete and "trace function" in test.incomplete

@@ -81,7 +81,7 @@ def test_summary_text_is_exact() -> None:
     assert summary.text_lines(_plan(), now=1000.0 + 7200) == [
         "witness aaaaaaaaaaaa (2 commit(s), 2 h old)",
         "  skipped 1, escalated 1, impacted 1, fixture drift 0, ambient 0, frozen 0, new 0,"
-        " shadowed 1 (10%, 3 to 20)",
+        " shadowed 1 (10%, 3 to 10)",
         "  run:impacted tests/a.py::test_2: app/x.py::f",
         "  escalate:incomplete-witness tests/a.py::test_3: ran a subprocess: git",
     ]
@@ -116,9 +116,10 @@ def test_the_shadow_sample_has_a_floor_and_a_cap() -> None:
 
 def test_the_audit_never_outnumbers_a_small_band() -> None:
     # Issue 12 (mutation benchmark): 18 audit tests next to 6 impacted. The cap is relative
-    # to the band: at most max(FLOOR, band), still at most CAP, still patch-keyed.
+    # to the band: at most max(FLOOR, ceil(band / 4)), still at most CAP, still patch-keyed.
     ids = [f"tests/t.py::test_{i}" for i in range(1000)]
-    assert len(shadow.sample("x", ids, 10, band=6)) == 6
+    assert len(shadow.sample("x", ids, 10, band=6)) == shadow.FLOOR
+    assert len(shadow.sample("x", ids, 10, band=30)) == 8  # a quarter of the band
     assert len(shadow.sample("x", ids, 10, band=0)) == shadow.FLOOR  # an empty band: audited
     assert len(shadow.sample("x", ids, 10, band=500)) == shadow.CAP
     assert len(shadow.sample("x", ids[:30], 10, band=6)) == 3  # the share is below the cap
@@ -128,10 +129,10 @@ def test_the_audit_never_outnumbers_a_small_band() -> None:
 
 
 def test_the_report_states_the_audit_rule() -> None:
-    plan = _plan(band=6)
+    plan = _plan(band=24)
     data = summary.to_json(plan, now=1000.0)
-    assert data["audit"] == {"percent": 10.0, "floor": 3, "cap": 20, "band": 6, "limit": 6,
+    assert data["audit"] == {"percent": 10.0, "floor": 3, "cap": 10, "band": 24, "limit": 6,
                              "sampled": 1}
     assert data["shadow_bounds"] == [3, 6]
     assert summary.text_lines(plan, now=1000.0)[1].endswith(
-        " shadowed 1 (10%, 3 to 6 (the band's size))")
+        " shadowed 1 (10%, 3 to 6 (a quarter of the band))")
