@@ -11,6 +11,7 @@ commits repair nothing keep the exit 64 and its message says what the way out is
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Commit
 from agentgate.core.paths import DEFAULT_PYTHON_FILES
 from agentgate.gate import agents, trust
-from agentgate.git import gitio
+from agentgate.git import gitio, signature
 
 AgentOf = Callable[[AgentPatterns], "str | None"]  # the agent a commit's signals name, if any
 Rules = tuple[Config, tuple[str, ...]]  # the config and pytest's python_files
@@ -75,7 +76,8 @@ def range_rules(root: Path, merge_base: str, commits: Sequence[Commit]) -> tuple
     parent = merge_base
     for commit in commits:
         rules = _restored_rules(root, commit.sha)
-        why = _not_a_range_repair(root, commit, parent, rules)
+        why = (_not_a_range_repair(root, commit, parent, rules)
+               or _unsigned_repair(root, merge_base, commit))
         if why:
             raise _unrepaired(broken, f"the merge-base {merge_base[:10]}", why)
         if rules is not None:
@@ -83,6 +85,27 @@ def range_rules(root: Path, merge_base: str, commits: Sequence[Commit]) -> tuple
                                        f"commit {commit.sha[:10]}")
         parent = commit.sha
     raise _unrepaired(broken, f"the merge-base {merge_base[:10]}", "no commit repairs it")
+
+
+def _unsigned_repair(root: Path, merge_base: str, commit: Commit) -> str | None:
+    """A base whose broken configuration names ``trust_signers`` is repaired only by a commit
+    signed by a key its signers file lists (found in review: an unsigned repair could drop
+    ``trust_signers`` and, with it, every signature the range would need)."""
+    text = gitio.read_text_at(root, merge_base, config_mod.PYPROJECT) or ""
+    if "trust_signers" not in text:
+        return None
+    try:
+        table = tomllib.loads(text).get("tool", {}).get("agentgate", {})
+        named = table.get("trust_signers") if isinstance(table, dict) else None
+    except tomllib.TOMLDecodeError:
+        named = None
+    allowed = gitio.read_at(root, merge_base, named) if isinstance(named, str) and named else None
+    if allowed is None:
+        return (f"commit {commit.sha[:10]}: the base's configuration names trust_signers, which "
+                "cannot be read from it, so no repair in a range can be vouched for")
+    signed = signature.verify(root, commit.sha, allowed)
+    return None if signed.good else (f"commit {commit.sha[:10]}: the base names trust_signers "
+                                     f"and the repair is {signed.status}")
 
 
 def _not_a_range_repair(root: Path, commit: Commit, parent: str, rules: Rules | None

@@ -218,3 +218,26 @@ def test_through_the_real_hooks_the_repair_commits_and_pushes(tmp_path: Path) ->
     pushed = push(project, env, "-q", "origin", "main")
     assert pushed.code == 0 and pushed.hooks == {"pre-push": [0]}, pushed.out
     assert remote_sha(remote, "main") == project.sha()
+
+
+def test_with_trust_signers_at_the_base_only_a_signed_repair_counts(
+    app_repo: GitRepo, tmp_path: Path,
+) -> None:
+    """Attack (found in review): the base's broken config names trust_signers; an unsigned
+    "human" repair that also drops trust_signers would switch every signature off. It is
+    refused (64); the same repair signed by an allowed key is judged by what it restores."""
+    from tests.gate.test_govern import SIGNERS, _allowed, _key, _signed
+
+    key = _key(tmp_path, "human")
+    app_repo.write(".agentgate/scope", "app\ntests\n")
+    app_repo.write(SIGNERS, _allowed(key))
+    app_repo.write("pyproject.toml", TYPO + f'trust_signers = "{SIGNERS}"\n')
+    base = app_repo.commit("config with a typo")
+    app_repo.write("pyproject.toml", FIXED)
+    unsigned = app_repo.commit("fix the config")
+    with pytest.raises(ConfigError, match="trust_signers"):
+        gate.check_range(app_repo.path, base, unsigned)
+    app_repo.git("reset", "-q", "--hard", base)
+    app_repo.write("pyproject.toml", FIXED + f'trust_signers = "{SIGNERS}"\n')
+    signed = _signed(app_repo, "fix the config", key)
+    assert gate.check_range(app_repo.path, base, signed).reasons == []
