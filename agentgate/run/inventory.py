@@ -8,7 +8,7 @@ of the base, under the project's interpreter and pinned environment, as the band
 result is cached under ``.git/agentgate/inventory/`` keyed by the base's tree id and the file
 list: a base collected once serves every push on top of it.
 
-When a witness was recorded at the merge-base itself, its tests and their outcomes are the
+When a witness was recorded at the merge-base itself, the tests it ran are the
 inventory (``from_recording``) and nothing is collected: the recording ran the base's suite
 with the base's harness. Only when it collected every asked file without an error; else
 the collection runs as above.
@@ -20,7 +20,7 @@ import hashlib
 import json
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentgate.core.config import Config
@@ -38,9 +38,6 @@ _FORMAT = 1
 class Inventory:
     files: tuple[str, ...]  # the base's test files asked for
     nodeids: tuple[str, ...]  # what the base's harness collected from them
-    # From a base witness: each node id's outcome when the base's suite ran ("passed",
-    # "failed", "skipped"); empty for a collection, which runs nothing.
-    outcomes: Mapping[str, str] = field(default_factory=dict)
 
 
 def touched_tests(changes: Iterable[Change], tests: TestFiles, base_paths: Iterable[str]
@@ -75,14 +72,14 @@ def inventory(root: Path, config: Config, base: str, files: tuple[str, ...]) -> 
 
 def from_recording(files: tuple[str, ...], outcomes: Mapping[str, str],
                    collected: Iterable[str], errors: Iterable[str]) -> Inventory | None:
-    """The inventory of ``files`` from a recording of the base's suite (its tests' outcomes,
+    """The inventory of ``files`` from a recording of the base's suite (the tests it ran,
     the test files it collected and those that failed to); None when it did not collect
     every one of ``files`` cleanly, so the caller collects instead."""
     wanted = frozenset(files)
     if not wanted <= frozenset(collected) or wanted & frozenset(errors):
         return None
     ids = tuple(sorted(n for n in outcomes if n.split("::", 1)[0] in wanted))
-    return Inventory(files, ids, {n: outcomes[n] for n in ids})
+    return Inventory(files, ids)
 
 
 def collect(root: Path, config: Config, base: str, files: tuple[str, ...]) -> tuple[str, ...]:

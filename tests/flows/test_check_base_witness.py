@@ -65,12 +65,11 @@ def test_a_witness_recorded_before_the_base_is_no_inventory(chain: GitRepo) -> N
     assert len(_collections(chain)) == 1
 
 
-def test_the_recorded_inventory_carries_the_bases_outcomes() -> None:
+def test_the_recorded_inventory_names_the_asked_files_tests_only() -> None:
     outcomes = {SHOUT: "passed", "tests/test_b.py::test_b": "skipped"}
     found = inventory.from_recording(("tests/test_util.py",), outcomes,
                                      ["tests/test_util.py", "tests/test_b.py"], [])
-    assert found is not None
-    assert (found.nodeids, dict(found.outcomes)) == ((SHOUT,), {SHOUT: "passed"})
+    assert found is not None and found.nodeids == (SHOUT,)
 
 
 def test_a_file_the_recording_did_not_collect_cleanly_is_collected_instead() -> None:
