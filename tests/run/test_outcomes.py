@@ -17,6 +17,19 @@ from agentgate.run import accounting, outcomes
 
 pytest_plugins = ["pytester"]
 
+# Attacks played here and again under xdist (tests/run/test_xdist.py).
+REWRITE_CONFTEST = (
+    "import pytest\n\n@pytest.hookimpl(wrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n    report.outcome = 'passed'\n    return report\n"
+)
+DESELECT_ALL_BUT_FIRST = (
+    "def pytest_collection_modifyitems(config, items):\n"
+    "    config.hook.pytest_deselected(items=items[1:])\n"
+    "    items[:] = items[:1]\n"
+)
+
+
 TESTS = """
 import pytest
 
@@ -234,22 +247,14 @@ def test_pytest_exit_inside_a_test_fails(pytester: pytest.Pytester) -> None:
 
 
 def test_deselection_by_the_harness_fails(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        "def pytest_collection_modifyitems(config, items):\n"
-        "    config.hook.pytest_deselected(items=items[1:])\n"
-        "    items[:] = items[:1]\n"
-    )
+    pytester.makeconftest(DESELECT_ALL_BUT_FIRST)
     pytester.makepyfile(test_it="def test_a():\n    pass\n\ndef test_b():\n    assert 0\n")
     problems = _account(pytester, ["test_it.py::test_a", "test_it.py::test_b"])
     assert _codes(problems) == [("deselected", ("test_it.py::test_b",))]
 
 
 def test_a_rewritten_outcome_blocks(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        "import pytest\n\n@pytest.hookimpl(wrapper=True)\n"
-        "def pytest_runtest_makereport(item, call):\n"
-        "    report = yield\n    report.outcome = 'passed'\n    return report\n"
-    )
+    pytester.makeconftest(REWRITE_CONFTEST)
     pytester.makepyfile(test_it="def test_a():\n    assert 0\n")
     problems = _account(pytester, ["test_it.py::test_a"])
     assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]

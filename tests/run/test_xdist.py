@@ -15,6 +15,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.errors import ConfigError
 from agentgate.run import accounting, band
 from agentgate.run.band import BandSpec, Tree
+from tests.run.test_outcomes import DESELECT_ALL_BUT_FIRST, REWRITE_CONFTEST
 from tests.support.git_repo import GitRepo, run_agentgate
 
 pytest.importorskip("xdist")
@@ -81,22 +82,14 @@ def test_a_worker_that_exits_with_status_0_fails(pytester: pytest.Pytester) -> N
 
 
 def test_a_report_rewritten_on_a_worker_still_blocks(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        "import pytest\n\n@pytest.hookimpl(wrapper=True)\n"
-        "def pytest_runtest_makereport(item, call):\n"
-        "    report = yield\n    report.outcome = 'passed'\n    return report\n"
-    )
+    pytester.makeconftest(REWRITE_CONFTEST)
     pytester.makepyfile(test_it="def test_a():\n    assert 0\n")
     problems = _account(pytester, ["test_it.py::test_a"])
     assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]
 
 
 def test_deselection_on_the_workers_is_seen(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        "def pytest_collection_modifyitems(config, items):\n"
-        "    config.hook.pytest_deselected(items=items[1:])\n"
-        "    items[:] = items[:1]\n"
-    )
+    pytester.makeconftest(DESELECT_ALL_BUT_FIRST)
     pytester.makepyfile(test_it=THREE)
     codes = _codes(_account(pytester, SELECTION))
     assert codes == [("deselected", ("test_it.py::test_b", "test_it.py::test_c"))]
