@@ -161,9 +161,9 @@ class _Builder:
                 )
 
     def charge_preloaded(self, units: set[Unit], deps: set[str]) -> None:
-        """Modules imported before recording started ran their module code (and maybe some
-        functions) unseen: every test depends on that (``c``, which every test depends on);
-        the functions tests were seen running count per test as usual."""
+        """Modules imported before recording started ran their module code, and maybe any of
+        their functions, unseen: every test depends on all of them (``c``, which every test
+        depends on), whichever tests were later seen running them."""
         for path, names in self.raw.get("preloaded_blocks", {}).items():
             if self.tracked(path):
                 units.update((path, n) for n in names)

@@ -114,7 +114,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
-        "preloaded_blocks": _unseen_blocks(rec, units),
+        "preloaded_blocks": _preloaded_blocks(rec),
         "tests": {
             nodeid: {
                 "file": run.file,
@@ -160,8 +160,7 @@ def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[st
     return {n: entries[n] for n in entries if n in kept or n == "c"}
 
 
-def _unseen_blocks(rec: Recording, units: dict[str, dict[str, list[str]]]
-                   ) -> dict[str, list[str]]:
+def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
     """What of each module imported before recording started may have run unseen: all of it.
     Its module block and any of its functions ran at its import or in pytest's start-up
     before the recorder could see them (``LIMIT = _init()``), and a function a test was later
@@ -169,7 +168,6 @@ def _unseen_blocks(rec: Recording, units: dict[str, dict[str, list[str]]]
     version found exactly that hole). Every test depends on these blocks, which is safe where
     marking the tests incomplete would escalate them all (pytest imports pluggy before any
     plugin starts); a file that does not parse depends on all of its content (``WHOLE``)."""
-    del units  # what tests were seen running says nothing of what ran before recording
     found: dict[str, list[str]] = {}
     for rel in sorted(rec.preloaded):
         # Installed code inside the tree (a .venv) is the environment's, not the repository's.
