@@ -227,6 +227,13 @@ def build(
     )
 
 
+def paths(witness: Witness) -> set[str]:
+    """Every path the witness's nodes and tests name (their units and the tests' files)."""
+    found = {p for n in witness.nodes.values() for p, _ in n.units}
+    found |= {p for t in witness.tests.values() for p, _ in t.units}
+    return found | {t.file for t in witness.tests.values()}
+
+
 def dependents(nodes: dict[str, Node]) -> dict[str, list[str]]:
     reverse: dict[str, list[str]] = defaultdict(list)
     for node in nodes.values():

@@ -88,8 +88,7 @@ def find(root: Path, config: Config, sha: str, notes: list[str]) -> Basis | None
         notes.append(f"witness record --incremental: the witness {old.sha[:12]} {why}; "
                      "recording the whole suite")
         return None
-    witnessed = {p for n in old.nodes.values() for p, _ in n.units}
-    basis = basis_for(old, compute(root, old.sha, sha, config, witnessed), config)
+    basis = basis_for(old, compute(root, old.sha, sha, config, graph.paths(old)), config)
     back = commits_between(root, old.sha, sha)
     notes.append(f"witness record --incremental: from the witness of {old.sha[:12]}, {back} "
                  f"commit(s) back: {len(basis.ids)} of its {len(old.tests)} tests carried, "
@@ -122,12 +121,7 @@ def basis_for(old: Witness, patch: Patch, config: Config) -> Basis:
 
 def reached(old: Witness, patch: Patch) -> dict[str, str]:
     """The nodes of ``old`` that depend, directly or not, on what the patch changed."""
-    seeds = {}
-    for key, node in old.nodes.items():
-        why = select.hit(node.units, patch.changed, patch.appeared)
-        if why:
-            seeds[key] = why
-    return graph.spread(old.nodes, seeds)
+    return select.reached(old.nodes, patch, select.rebound_users(old.nodes, patch))
 
 
 def combined_nodes(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from agentgate.core.errors import ConfigError
 from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
 from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
-from agentgate.witness import ambient, blocks
+from agentgate.witness import ambient, blocks, rebind
 from agentgate.witness.blocks import DIR, MISSING, MODULE
+from agentgate.witness.rebind import REBOUND, Rebound
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What an import can load from a file (``local.cpython-311-x86_64-linux-gnu.so`` included).
@@ -42,9 +44,17 @@ class Patch:
     ambient: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
     appeared: dict[str, str] = field(default_factory=dict)  # MISSING path -> the file added
+    # Modules whose module level changed only by binding names: who reads them (``rebind``).
+    rebound: Rebound = field(default_factory=Rebound)
 
 
-def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str]) -> Patch:
+def compute(
+    root: Path, old: str, new: str, config: Config, witnessed: set[str],
+    *, quiet_import: Callable[[str], bool] = lambda _path: False,
+) -> Patch:
+    """What changed in old...new, for a witness whose units name the paths ``witnessed``;
+    ``quiet_import(path)``: the recording saw no repository function run while that module
+    was imported (``rebind``)."""
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
     keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
@@ -54,6 +64,7 @@ def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str])
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
+    rebound = _rebind(root, old, changes, texts, tests, changed, witnessed, quiet_import)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -67,7 +78,38 @@ def compute(root: Path, old: str, new: str, config: Config, witnessed: set[str])
         pytest_config=_pytest_config_changed(changes, texts),
         ambient=tuple(ambient.patch_drift(_text_pairs(changes, texts), config.ambient)),
         appeared=appeared,
+        rebound=rebound,
     )
+
+
+def _rebind(
+    root: Path, old: str, changes: list[Change], texts: dict[str, bytes], tests: TestFiles,
+    changed: dict[str, set[str]], witnessed: set[str], quiet_import: Callable[[str], bool],
+) -> Rebound:
+    """A module whose module level changed only by binding names impacts the tests that run
+    code reading those names, not every test that used it (``rebind``). Test files and
+    conftests keep the module rule (a test added or a fixture changed is their business)."""
+    pairs: dict[str, tuple[bytes, bytes]] = {}
+    for change in changes:
+        path = change.path
+        if (change.status not in (ADDED, DELETED, RENAMED, COPIED) and path.endswith(".py")
+                and changed.get(path) == {MODULE} and not tests.match(path)
+                and posixpath.basename(path) != "conftest.py"):
+            old_text, new_text = _text(texts, change.old_blob), _text(texts, change.new_blob)
+            if old_text is not None and new_text is not None:
+                pairs[path] = (old_text, new_text)
+    if not pairs:
+        return Rebound()
+    modules = sorted(p for p in witnessed | pairs.keys() if p.endswith(".py"))
+    found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
+    universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
+    outcome = rebind.judge(pairs, universe, quiet_import=quiet_import)
+    for path in pairs:
+        if path not in outcome.fallback:
+            changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}
+    for path in outcome.fallback - pairs.keys():
+        changed.setdefault(path, set()).add(MODULE)  # a module its names reached, not binding
+    return outcome.rebound
 
 
 def _config_keys(rev: str) -> dict[str, str]:

@@ -31,6 +31,7 @@ from agentgate.witness import depgraph as graph
 from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
 from agentgate.witness.depgraph import TestEntry, Unit, Witness
 from agentgate.witness.patch import Patch, compute
+from agentgate.witness.rebind import Rebound
 from agentgate.witness.store import Store, StoreError, commits_between, newest_usable
 
 ESCALATE = "escalate:incomplete-witness"
@@ -111,8 +112,7 @@ def evaluate(
     if found is None:
         return None
     witness, merge_base = found
-    witnessed = {p for n in witness.nodes.values() for p, _ in n.units}
-    patch = compute(root, witness.sha, head, config, witnessed)
+    patch = compute(root, witness.sha, head, config, graph.paths(witness))
     drift = list(patch.ambient) + _machine_drift(root, config, witness)
     if witness.env and check_env:
         drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head)
@@ -189,21 +189,38 @@ def classify(
     drift: tuple[str, ...] = (),
 ) -> list[Decision]:
     """One decision per witnessed test still present, then the files the witness lacks."""
-    seeds = {}
-    for key, node in witness.nodes.items():
-        why = hit(node.units, patch.changed, patch.appeared)
-        if why:
-            seeds[key] = why
-    tainted = graph.spread(witness.nodes, seeds)
+    users = rebound_users(witness.nodes, patch)
+    tainted = reached(witness.nodes, patch, users)
     decisions = []
     for test in witness.tests.values():
         if patch.test_files.get(test.file) == "deleted":
             continue
-        label, detail = _label(test, patch, tainted, config, frozen, drift)
+        uses = any(d in users for d in test.deps) or any(p in users for p, _ in test.units)
+        label, detail = _label(test, patch, tainted, config, frozen, drift, uses=uses)
         decisions.append(Decision(test.nodeid, label, detail))
     unknown = sorted(frozen - set(witness.tests))
     decisions += [Decision(n, FROZEN, "in the freeze ledger (not in the witness)") for n in unknown]
     return decisions + _file_decisions(witness, patch)
+
+
+def rebound_users(nodes: dict[str, graph.Node], patch: Patch) -> set[str]:
+    """The nodes the module rule would reach from the modules whose module level changed
+    by binding names only (and those paths themselves): ``rebind`` narrows that rule, so a
+    name read counts only there (a block reading ``.get`` of some other module does not)."""
+    paths = patch.rebound.names.keys()
+    seeds = {graph.file_key(p): p for p in paths if graph.file_key(p) in nodes}
+    return set(graph.spread(nodes, seeds)) | set(paths)
+
+
+def reached(nodes: dict[str, graph.Node], patch: Patch, users: set[str]) -> dict[str, str]:
+    """Every node that depends, directly or not, on what the patch changed, with why."""
+    seeds = {}
+    for key, node in nodes.items():
+        why = hit(node.units, patch.changed, patch.appeared,
+                  patch.rebound if key in users else None)
+        if why:
+            seeds[key] = why
+    return graph.spread(nodes, seeds)
 
 
 def _label(
@@ -213,6 +230,8 @@ def _label(
     config: Config,
     frozen: frozenset[str],
     drift: tuple[str, ...],
+    *,
+    uses: bool,
 ) -> tuple[str, str]:
     if test.nodeid in frozen:
         return FROZEN, "in the freeze ledger"
@@ -225,7 +244,10 @@ def _label(
         return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"
     if patch.pytest_config:
         return IMPACTED, "pytest configuration changed"
-    why = hit(test.units, patch.changed, patch.appeared)
+    why = hit(test.units, patch.changed, patch.appeared, patch.rebound if uses else None)
+    if why is None and test.file in patch.changed and test.file not in patch.test_files:
+        # A doctest (of a module, or of a text file): its examples are the file's own text.
+        why = f"{test.file} (its doctests' file changed)"
     if why is None:
         why = next((tainted[d] for d in sorted(test.deps) if d in tainted), None)
     if why is None:
@@ -236,11 +258,27 @@ def _label(
 
 
 def hit(
-    units: frozenset[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str]
+    units: frozenset[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str],
+    rebound: Rebound | None = None,
 ) -> str | None:
     """The first changed unit among ``units``, as ``path`` or ``path::block``; a folder's
-    listing or an absent module (``appeared``: where each added file can be imported from)."""
-    for path, name in sorted(units):
+    listing or an absent module (``appeared``: where each added file can be imported from);
+    else the first block that reads a name a module-level change rebound (``rebind``)."""
+    ordered = sorted(units)
+    found = _changed_unit(ordered, changed, appeared)
+    if found is None and rebound:
+        found = next((why for path, name in ordered if name not in _NOT_BLOCKS
+                      and (why := rebound.hit(path, name)) is not None), None)
+    return found
+
+
+_NOT_BLOCKS = (MODULE, WHOLE, DIR, MISSING)
+
+
+def _changed_unit(
+    ordered: list[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str]
+) -> str | None:
+    for path, name in ordered:
         names = changed.get(path)
         if not names:
             continue

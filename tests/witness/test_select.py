@@ -142,13 +142,16 @@ def test_function_change_impacts_only_the_tests_that_ran_it(
 def test_module_level_change_impacts_every_test_touching_the_file(
     recorded: tuple[GitRepo, str],
 ) -> None:
+    """A change at module level that does more than bind names (a function run at import,
+    a call with effects) impacts every test that used the module; a binding-only one is
+    ``test_rebind``'s."""
     repo, w = recorded
     # _table() runs at import time, during whichever test imports app.core first.
     _patch(repo, w, "table", {"app/core.py": CORE.replace('{"a": 1}', '{"a": 1, "b": 2}')})
     impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
     assert impacted == {"tests/test_core.py::test_lookup", "tests/test_core.py::test_other",
                         "tests/test_lazy.py::test_lazy"}
-    _patch(repo, w, "limit", {"app/core.py": "EXTRA = 1\n" + CORE})
+    _patch(repo, w, "limit", {"app/core.py": "import logging\nlogging.basicConfig()\n" + CORE})
     impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
     assert "tests/test_data.py::test_plain" not in impacted
     assert {"tests/test_core.py::test_lookup", "tests/test_lazy.py::test_lazy"} <= impacted

@@ -1,0 +1,346 @@
+"""A module-level change judged by the names it rebinds (issue 12 item 5).
+
+A module's top level runs once, at import. When what changed there only *binds names* (a
+constant, a class body, a function's decorators or defaults, a new function, an import of
+the standard library) and does nothing else (``bindings``: binding-only), the change can
+reach a test only through those names: code that reads them. So instead of every test that
+used the module, the tests that ran code reading a changed name run:
+
+- a function or method of the module that reads the name (a global load), or whose own
+  definition changed (a method counts as reading its class);
+- code in another module that imported the name (``from m import X``, ``from m import *``),
+  followed through that module's own top-level statements: ``Y = X + 1`` rebinds Y there, a
+  class deriving from a changed class is changed too;
+- code anywhere that reads an attribute of that name (``m.X``, ``obj.X`` for a class
+  attribute), or that reads names it computes (``getattr(m, name)``, ``vars(m)``).
+
+Whatever is not binding-only falls back to the module rule it refines (``blocks.MODULE``:
+every test that used the module), and so does a module whose own top-level statement reads
+a changed name and is not binding-only (``registry.add(X)``): the change then reached
+something no name shows. Everything else a test depends on (files it read, imports that
+failed, the conftests above it) is judged as before.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from agentgate.witness import bindings
+from agentgate.witness.bindings import Module, Reads, Statement
+
+# In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
+# (a file read as data still counts as changed).
+REBOUND = "<names>"
+
+
+@dataclass(frozen=True, eq=False)
+class Rebound:
+    names: dict[str, frozenset[str]] = field(default_factory=dict)  # path -> changed names
+    members: frozenset[str] = frozenset()  # class attributes that changed (read on instances)
+    modules: dict[str, Module] = field(default_factory=dict)  # W's analysis, for the reads
+    origin: dict[str, str] = field(default_factory=dict)  # path -> the change it comes from
+
+    @cached_property
+    def resolve(self) -> _Resolver:
+        return _Resolver(self.modules)
+
+    def __bool__(self) -> bool:
+        return any(self.names.values()) or bool(self.members)
+
+    @cached_property
+    def spelled(self) -> frozenset[str]:
+        """Every changed module-level name, as an attribute of a module reads it."""
+        return frozenset(n for names in self.names.values() for n in names)
+
+    def hit(self, path: str, block: str) -> str | None:
+        """Why the block ``path::block``, run by a test, reads a changed name, or None."""
+        names = self.names.get(path, frozenset())
+        top = block.split(".")[0].split("#")[0]
+        where = f"{path}::{block}"
+        if top in names:
+            return f"{where} (its definition changed at module level{self._from(path)})"
+        module = self.modules.get(path)
+        reads = module.reads.get(block) if module is not None else None
+        if reads is None:
+            return f"{where} (module-level change; this code could not be analysed)"
+        for item in reads.imports:  # ``from m import X`` inside the function
+            for source in self.resolve(path, item) if item.name is not None else ():
+                changed = self.names.get(source, frozenset())
+                if item.name in changed or (item.name == "*" and changed):
+                    return f"{where} imports {item.name} (module level of {source})"
+        return _reading(where, reads, names, self.spelled, self.members, self._from(path))
+
+    def _from(self, path: str) -> str:
+        origin = self.origin.get(path)
+        return f" of {origin}" if origin and origin != path else ""
+
+
+def _reading(where: str, reads: Reads, names: frozenset[str] | set[str],
+             spelled: frozenset[str] | set[str], members: frozenset[str] | set[str],
+             origin: str = "") -> str | None:
+    """Why code with these reads reads a changed name: a global of its own module, a
+    module's attribute, a class attribute, or names it computes; None when it does not."""
+    found = sorted(reads.loads & names)
+    if found:
+        return f"{where} reads {found[0]} (module level{origin})"
+    found = sorted(reads.module_attrs & spelled) or sorted(reads.attrs & members)
+    if found:
+        return f"{where} reads .{found[0]} (module level: a changed name)"
+    if (reads.dynamic_modules and spelled) or (reads.dynamic and members):
+        return f"{where} reads names it computes (module level: a changed name)"
+    return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    rebound: Rebound
+    fallback: frozenset[str]  # modules judged by the module rule after all
+    blocks: dict[str, frozenset[str]]  # path -> function blocks changed (the module's own)
+
+
+def judge(
+    pairs: Mapping[str, tuple[bytes, bytes]],
+    universe: Mapping[str, bytes],
+    *,
+    quiet_import: Callable[[str], bool],
+) -> Outcome:
+    """``pairs``: the modified modules whose top level changed (W's text, head's text);
+    ``universe``: W's text of every module the witness saw run, for following names;
+    ``quiet_import(path)``: the recording saw no repository function run while that module
+    was imported (so its classes' bases ran no project code when they were made)."""
+    modules: dict[str, Module] = {}
+    for path, text in universe.items():
+        found = bindings.analyse(text, quiet_import=quiet_import(path))
+        if found is not None:
+            modules[path] = found
+    names: dict[str, set[str]] = {}
+    attrs: set[str] = set()
+    fallback: set[str] = set()
+    statements: dict[str, list[Statement]] = {p: list(m.statements) for p, m in modules.items()}
+    changed_blocks: dict[str, frozenset[str]] = {}
+    for path, (old_text, new_text) in pairs.items():
+        quiet = quiet_import(path)
+        old = modules.get(path) or bindings.analyse(old_text, quiet_import=quiet)
+        new = bindings.analyse(new_text)  # nothing recorded it: no evidence for its classes
+        delta = _delta(old, new, quiet) if old is not None and new is not None else None
+        if delta is None or old is None or new is None:
+            fallback.add(path)
+            continue
+        names[path], more_attrs = delta
+        attrs |= more_attrs
+        statements[path] = _union(old.statements, new.statements)
+        changed_blocks[path] = _changed_blocks(old_text, new_text)
+        modules.setdefault(path, old)
+    origin = {p: p for p in names}
+    _Propagation(statements, modules, quiet_import).run(names, attrs, fallback, origin)
+    kept = {p: frozenset(n) for p, n in names.items() if p not in fallback and n}
+    rebound = Rebound(kept, frozenset(attrs), modules,
+                      {p: o for p, o in origin.items() if p in kept})
+    return Outcome(rebound, frozenset(fallback),
+                   {p: b for p, b in changed_blocks.items() if p not in fallback})
+
+
+# --- one module: which names its change rebinds -------------------------------------------
+
+Found = tuple[set[str], set[str]]  # (module-level names, class attribute names)
+
+
+def _delta(old: Module, new: Module, quiet: bool) -> Found | None:
+    """What the change rebinds, or None when it is not binding-only. A class that went away
+    or stayed with the same header was made at W, where ``quiet`` is the recording's
+    evidence about its bases; a new class has no such evidence."""
+    names: set[str] = set()
+    attrs: set[str] = set()
+    for gone, came in _unmatched(old.statements, new.statements):
+        pending = {s.name: s for s in came if s.name}
+        results: list[Found | None] = []
+        for stmt in gone:
+            other = pending.pop(stmt.name, None) if stmt.name else None
+            if other is not None and other.header == stmt.header:
+                results.append(_class_delta(stmt, other, quiet))
+                continue
+            results.append(_whole(stmt, quiet))
+            if other is not None:
+                results.append(_whole(other, False))
+        results += [_whole(s, False) for s in came if not s.name or s.name in pending]
+        for found in results:
+            if found is None:
+                return None
+            names |= found[0]
+            attrs |= found[1]
+    return names, attrs
+
+
+def _whole(stmt: Statement, quiet: bool) -> Found | None:
+    """A statement that appeared or went away: everything it binds, if binding-only."""
+    if not _pure(stmt, quiet) or stmt.imports_project:
+        return None
+    return set(stmt.binds), {n for m in stmt.members for n in m.binds}
+
+
+def _class_delta(old: Statement, new: Statement, quiet: bool) -> Found | None:
+    """A class whose header stayed: its name and the attributes its changed members bind,
+    and those of the members that read them (``B = A * 2`` in the class body)."""
+    if not (old.pure and (quiet or not old.project_base)):
+        return None
+    attrs: set[str] = set()
+    for gone, came in _unmatched(old.members, new.members):
+        for member in (*gone, *came):
+            if not _pure(member, quiet) or member.imports_project:
+                return None
+            attrs |= member.binds
+    grew = True
+    while grew:
+        grew = False
+        for member in _union(old.members, new.members):
+            if member.reads.loads & attrs and not member.binds <= attrs:
+                if not _pure(member, quiet):
+                    return None
+                attrs |= member.binds
+                grew = True
+    return {new.name}, attrs
+
+
+def _pure(stmt: Statement, quiet: bool) -> bool:
+    """Binding-only when run (again): a class's header and every member too."""
+    return (stmt.pure and (quiet or not stmt.project_base)
+            and all(_pure(m, quiet) for m in stmt.members))
+
+
+def _unmatched(
+    old: Iterable[Statement], new: Iterable[Statement]
+) -> list[tuple[list[Statement], list[Statement]]]:
+    """The runs of statements that differ, in order (a moved statement differs)."""
+    before, after = list(old), list(new)
+    matcher = difflib.SequenceMatcher(
+        None, [s.digest for s in before], [s.digest for s in after], autojunk=False
+    )
+    return [(before[i1:i2], after[j1:j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _union(old: Iterable[Statement], new: Iterable[Statement]) -> list[Statement]:
+    seen: dict[str, Statement] = {}
+    for stmt in (*old, *new):
+        seen.setdefault(stmt.digest, stmt)
+    return list(seen.values())
+
+
+def _changed_blocks(old: bytes, new: bytes) -> frozenset[str]:
+    from agentgate.witness import blocks
+
+    before, after = blocks.parse(old), blocks.parse(new)
+    if before is None or after is None:
+        return frozenset()
+    old_sums, new_sums = before.checksums(), after.checksums()
+    old_sums.pop(blocks.MODULE)
+    new_sums.pop(blocks.MODULE)
+    return frozenset(n for n in old_sums.keys() | new_sums.keys()
+                     if old_sums.get(n) != new_sums.get(n))
+
+
+# --- every module: where the changed names go ---------------------------------------------
+
+class _Propagation:
+    """Follow changed names through every module's top level until nothing more changes:
+    an import of a changed name rebinds it; a binding-only statement reading one rebinds
+    what it binds; any other statement reading one sends its module to the module rule."""
+
+    def __init__(self, statements: dict[str, list[Statement]], modules: dict[str, Module],
+                 quiet_import: Callable[[str], bool]) -> None:
+        self.statements = statements
+        self.modules = modules
+        self.quiet = quiet_import
+        self.resolve = _Resolver(statements)
+
+    def run(self, names: dict[str, set[str]], attrs: set[str], fallback: set[str],
+            origin: dict[str, str]) -> None:
+        grew = True
+        while grew:
+            grew = False
+            spelled = {n for p, s in names.items() if p not in fallback for n in s}
+            for path, stmts in self.statements.items():
+                if path not in fallback and self.module(path, stmts, names, attrs, fallback,
+                                                        spelled, origin):
+                    grew = True
+
+    def module(self, path: str, stmts: list[Statement], names: dict[str, set[str]],
+               attrs: set[str], fallback: set[str], spelled: set[str],
+               origin: dict[str, str]) -> bool:
+        """One pass over a module's statements; whether anything grew."""
+        own = names.setdefault(path, set())
+        size = (len(own), len(attrs))
+        for stmt in stmts:
+            imported, sources = self.imported(stmt, path, names, fallback)
+            touched = _reading("", stmt.reads, own, spelled, attrs) is not None
+            if not (imported or touched):
+                continue
+            if touched and not _pure(stmt, self.quiet(path)):
+                fallback.add(path)
+                return True
+            # An import rebinds the changed names it imports; any other statement that
+            # read a changed name rebinds all it binds (a class: every attribute too).
+            own |= imported
+            if touched:
+                own |= stmt.binds
+                attrs |= {n for m in stmt.members for n in m.binds}
+            if sources and path not in origin:
+                origin[path] = origin.get(sources[0], sources[0])
+        return (len(own), len(attrs)) != size
+
+    def imported(self, stmt: Statement, path: str, names: dict[str, set[str]],
+                 fallback: set[str]) -> tuple[set[str], list[str]]:
+        """The names this statement's imports bind to a changed value, and from where."""
+        found: set[str] = set()
+        sources: list[str] = []
+        for item in stmt.imports:
+            if item.name is None:
+                continue  # a module object: what is read from it is an attribute
+            for source in self.resolve(path, item):
+                changed = names.get(source, set())
+                if source in fallback or not changed:
+                    continue  # a fallen-back module's users depend on it whole
+                module = self.modules.get(source)
+                if item.name == "*":
+                    got = module.public(changed) if module is not None else changed
+                else:
+                    got = {item.alias} if item.name in changed else set()
+                if got:
+                    found |= got
+                    sources.append(source)
+        return found, sources
+
+
+class _Resolver:
+    """Which of the known modules an import names: by dotted suffix (``pkg.mod`` is
+    ``src/pkg/mod.py`` or ``pkg/mod/__init__.py``), relative ones from the importer."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.known = set(paths)
+        self.by_name: dict[str, list[str]] = {}
+        for path in sorted(self.known):
+            parts = _dotted(path)
+            for i in range(len(parts)):
+                self.by_name.setdefault(".".join(parts[i:]), []).append(path)
+
+    def __call__(self, importer: str, item: bindings.Import) -> list[str]:
+        if not item.level:
+            return self.by_name.get(item.module, [])
+        folder = posixpath.dirname(importer)
+        for _ in range(item.level - 1):
+            folder = posixpath.dirname(folder)
+        base = [p for p in folder.split("/") if p] + [p for p in item.module.split(".") if p]
+        if not base:
+            return [p for p in ("__init__.py",) if p in self.known]
+        candidates = ("/".join([*base[:-1], base[-1] + ".py"]), "/".join([*base, "__init__.py"]))
+        return [p for p in candidates if p in self.known]
+
+
+def _dotted(path: str) -> list[str]:
+    stem = path[:-3] if path.endswith(".py") else path
+    parts = stem.split("/")
+    return parts[:-1] if parts[-1] == "__init__" else parts

@@ -1,0 +1,182 @@
+"""A module-level change judged by the names it rebinds (``witness.rebind``), on a real
+repository with a real recording: each way a changed name reaches a test is played as a
+patch the test must still run for (an attack on the rule when that way is ignored), next to
+the tests that read nothing changed and are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentgate.witness.select import IMPACTED, SKIP, WitnessPlan
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import patch, plan, recorded_repo
+
+LIMITS = '''"""Limits."""
+LIMIT = 3
+OTHER = 10
+
+
+class Policy:
+    RETRIES = 2
+
+    def retries(self):
+        return self.RETRIES
+
+
+def clamp(x):
+    return min(x, LIMIT)
+
+
+def other():
+    return OTHER
+'''
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "app/__init__.py": "",
+    "app/limits.py": LIMITS,
+    "app/derived.py": "from app.limits import LIMIT\n\nDOUBLE = LIMIT * 2\n\n\n"
+                      "def double():\n    return DOUBLE\n",
+    "app/defaults.py": "from app.limits import LIMIT\n\n\n"
+                       "def cap(x, limit=LIMIT):\n    return min(x, limit)\n",
+    "app/star.py": "from app.limits import *  # noqa: F403\n",
+    "app/registry.py": "REGISTRY = {}\n\n\n"
+                       "def add(key, value):\n    REGISTRY[key] = value\n",
+    "app/plugins.py": "from app import registry\nfrom app.limits import OTHER\n\n"
+                      "registry.add('other', OTHER)\n",
+    "tests/test_clamp.py": "from app.limits import clamp\n\n\n"
+                           "def test_clamp():\n    assert clamp(5) == 3\n",
+    "tests/test_other.py": "from app.limits import other\n\n\n"
+                           "def test_other():\n    assert other() == 10\n",
+    "tests/test_derived.py": "from app.derived import double\n\n\n"
+                             "def test_double():\n    assert double() == 6\n",
+    "tests/test_attr.py": "import app.limits\n\n\n"
+                          "def test_attr():\n    assert app.limits.LIMIT == 3\n",
+    "tests/test_dynamic.py": "import app.limits\n\n\n"
+                             "def test_dynamic():\n    name = 'LIM' + 'IT'\n"
+                             "    assert getattr(app.limits, name) == 3\n",
+    "tests/test_star.py": "from app.star import LIMIT as L\n\n\n"
+                          "def test_star():\n    assert L == 3\n",
+    "tests/test_cap.py": "from app.defaults import cap\n\n\n"
+                         "def test_cap():\n    assert cap(9) == 3\n",
+    "tests/test_policy.py": "from app.limits import Policy\n\n\n"
+                            "def test_retries():\n    assert Policy().retries() == 2\n",
+    "app/cache.py": "_SEEN = []\n\n\ndef remember(p):\n    _SEEN.append(p)\n\n\n"
+                    "def recall():\n    return _SEEN[-1]\n",
+    "tests/test_cache.py": "from app.cache import recall, remember\nfrom app.limits import Policy\n"
+                           "\n\ndef test_a_remember():\n    remember(Policy())\n\n\n"
+                           "def test_b_recall():\n    assert recall().RETRIES == 2\n",
+    "tests/test_unrelated.py": "import json\n\n\n"
+                               "def test_unrelated():\n    assert not hasattr(json, 'LIMIT')\n",
+    "tests/test_local.py": "def test_local():\n    from app.limits import LIMIT\n\n"
+                           "    assert LIMIT == 3\n",
+    "tests/test_param.py": "import pytest\n\nfrom app.limits import LIMIT\n\n\n"
+                           "@pytest.mark.parametrize('n', [LIMIT])\n"
+                           "def test_param(n):\n    assert n == 3\n",
+    "tests/test_registry.py": "import app.plugins  # noqa: F401\nfrom app import registry\n\n\n"
+                              "def test_registry():\n"
+                              "    assert registry.REGISTRY['other'] == 10\n",
+}
+T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
+    ("clamp", "clamp"), ("other", "other"), ("derived", "double"), ("attr", "attr"),
+    ("dynamic", "dynamic"), ("star", "star"), ("cap", "cap"), ("policy", "retries"),
+    ("registry", "registry"), ("local", "local"), ("unrelated", "unrelated"),
+)}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+def _impacted(found: WitnessPlan) -> dict[str, str]:
+    return {d.nodeid: d.detail for d in found.labelled(IMPACTED)}
+
+
+def _skipped(found: WitnessPlan) -> set[str]:
+    return {d.nodeid for d in found.labelled(SKIP)}
+
+
+def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    patch(repo, w, "limit", {"app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    # Each of these reaches LIMIT another way; dropping that way from the rule skips it.
+    assert "reads LIMIT" in impacted[T["clamp"]]  # a function of the module reads it
+    assert T["double"] in impacted  # DOUBLE = LIMIT * 2 in another module rebinds DOUBLE
+    assert "reads .LIMIT" in impacted[T["attr"]]  # app.limits.LIMIT, an attribute
+    assert "computes" in impacted[T["dynamic"]]  # getattr(module, computed name)
+    assert T["star"] in impacted  # from app.limits import * re-exports it
+    assert "imports LIMIT" in impacted[T["local"]]  # imported inside the test function
+    assert T["cap"] in impacted  # def cap(x, limit=LIMIT): the default is the old value
+    # @parametrize('n', [LIMIT]): the test's own definition changed, its body reads only n.
+    assert "definition changed" in impacted["tests/test_param.py::test_param[3]"]
+    # What reads nothing the change rebound is skipped (the module rule ran all of them).
+    assert {T["other"], T["retries"], T["registry"]} <= _skipped(found)
+    # json.LIMIT is the name of another module's attribute: only a test that used
+    # app/limits.py (the module rule's tests) can read its LIMIT.
+    assert T["unrelated"] in _skipped(found)
+
+
+def test_a_name_a_side_effect_read_runs_every_test_that_used_that_module(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``registry.add('other', OTHER)`` at module level puts the changed value where no
+    name shows it (a test reads REGISTRY): app/plugins.py falls back to the module rule."""
+    repo, w = recorded
+    patch(repo, w, "other", {"app/limits.py": LIMITS.replace("OTHER = 10", "OTHER = 11")})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    assert T["registry"] in impacted and "app/plugins.py" in impacted[T["registry"]]
+    assert T["other"] in impacted
+    assert T["clamp"] in _skipped(found)
+
+
+def test_a_class_body_change_runs_the_tests_that_used_the_class(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    patch(repo, w, "retries", {"app/limits.py": LIMITS.replace("RETRIES = 2", "RETRIES = 5")})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    assert T["retries"] in impacted
+    # An instance made by an earlier test, read by this one: only its attribute shows it.
+    assert "reads .RETRIES" in impacted["tests/test_cache.py::test_b_recall"]
+    assert {T["clamp"], T["other"], T["double"]} <= _skipped(found)
+
+
+def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, str]) -> None:
+    """Adding a function changes the module level (a new name) and nothing any test ran:
+    only code that reads names it computes could see it."""
+    repo, w = recorded
+    patch(repo, w, "newfunc", {"app/limits.py": LIMITS + "\n\ndef extra():\n    return 1\n"})
+    found = plan(repo, w)
+    assert set(_impacted(found)) == {T["dynamic"]}
+    assert T["clamp"] in _skipped(found)
+
+
+def test_a_change_that_is_not_binding_only_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """A call with effects at module level (here: logging's configuration) reaches what no
+    name shows: every test that used the module runs."""
+    repo, w = recorded
+    text = LIMITS.replace('"""Limits."""', '"""Limits."""\nimport logging\n\n'
+                                           'logging.basicConfig()')
+    patch(repo, w, "effect", {"app/limits.py": text})
+    impacted = _impacted(plan(repo, w))
+    assert {T["clamp"], T["other"], T["retries"], T["registry"], T["double"]} <= set(impacted)
+
+
+def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
+    patch(repo, w, "doc", {"app/limits.py": text})
+    assert set(_impacted(plan(repo, w))) == {T["dynamic"]}
