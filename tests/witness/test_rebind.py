@@ -33,8 +33,21 @@ def clamp(x):
 def other():
     return OTHER
 '''
+DOC = '''"""Documented.
+
+>>> 1 + 1
+2
+"""
+
+
+def add(a, b):
+    return a + b
+'''
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\", \"app\"]\n"
+                      "addopts = \"--doctest-modules\"\n",
+    "app/doc.py": DOC,
     "app/__init__.py": "",
     "app/limits.py": LIMITS,
     "app/derived.py": "from app.limits import LIMIT\n\nDOUBLE = LIMIT * 2\n\n\n"
@@ -180,3 +193,13 @@ def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
     text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
     patch(repo, w, "doc", {"app/limits.py": text})
     assert set(_impacted(plan(repo, w))) == {T["dynamic"]}
+
+
+def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -> None:
+    """A module's doctest runs its docstring's examples: no code of the module, no name it
+    binds (the docstring is text), yet the edit is the test's own."""
+    repo, w = recorded
+    patch(repo, w, "doctest", {"app/doc.py": DOC.replace(">>> 1 + 1\n2", ">>> 1 + 2\n2")})
+    impacted = _impacted(plan(repo, w))
+    assert "doctests" in impacted["app/doc.py::app.doc"]
+    assert T["clamp"] not in impacted
