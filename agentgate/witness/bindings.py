@@ -125,6 +125,9 @@ class Statement:
     name: str = ""  # a class's name, when the statement is a class
     header: str = ""  # a class's decorators, bases and keywords, digested
     members: tuple[Statement, ...] = ()  # a class's body
+    # It may raise when run (anything but literals bound to names, a docstring, a plain
+    # ``def``): an import that fails fails every test importing the module.
+    raises: bool = True
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,7 @@ class _Scope:
                 members=tuple(self.statement(s) for s in stmt.body),
             )
         return Statement(digest, binds, reads, self.pure_stmt(stmt),
-                         imports_project, imports=tuple(items))
+                         imports_project, imports=tuple(items), raises=_may_raise(stmt))
 
     def pure_stmt(self, stmt: ast.stmt) -> bool:
         """Binding-only when run again (imports count as binding: what they import ran
@@ -448,6 +451,36 @@ class _Scope:
         common name may do anything): a name imported from the project."""
         base = _base_name(node)
         return base is not None and base in self.imported and self.imported[base] is None
+
+
+def _may_raise(stmt: ast.stmt) -> bool:
+    """Whether running the statement may raise: only literals bound to plain names, a
+    docstring, ``pass`` and a plain ``def`` (no decorators, literal defaults, no
+    annotations) cannot."""
+    if isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    ):
+        return False
+    if isinstance(stmt, ast.Assign | ast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return not (all(isinstance(t, ast.Name) for t in targets) and _literal(stmt.value)
+                    and getattr(stmt, "annotation", None) is None)
+    if isinstance(stmt, _FUNCS):
+        args = stmt.args
+        return bool(stmt.decorator_list or stmt.returns or any(
+            a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        ) or not all(_literal(d) for d in [*args.defaults, *args.kw_defaults] if d))
+    return True
+
+
+def _literal(node: ast.expr | None) -> bool:
+    if node is None:
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _qualified(item: Import) -> str | None:

@@ -32,7 +32,7 @@ from agentgate.core.model import Result
 from agentgate.git import gitio
 from agentgate.run import interp
 from agentgate.run import progress as run_progress
-from agentgate.witness import ambient, select
+from agentgate.witness import ambient, impact, select
 from agentgate.witness import depgraph as graph
 from agentgate.witness import record as recording
 from agentgate.witness.depgraph import Node, Witness
@@ -121,7 +121,7 @@ def basis_for(old: Witness, patch: Patch, config: Config) -> Basis:
 
 def reached(old: Witness, patch: Patch) -> dict[str, str]:
     """The nodes of ``old`` that depend, directly or not, on what the patch changed."""
-    return select.reached(old.nodes, patch, select.rebound_users(old.nodes, patch))
+    return impact.reached(old.nodes, patch, impact.rebound_users(old.nodes, patch))
 
 
 def combined_nodes(

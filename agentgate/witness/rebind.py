@@ -43,6 +43,8 @@ class Rebound:
     members: frozenset[str] = frozenset()  # class attributes that changed (read on instances)
     modules: dict[str, Module] = field(default_factory=dict)  # W's analysis, for the reads
     origin: dict[str, str] = field(default_factory=dict)  # path -> the change it comes from
+    # The modules whose own module level changed with a statement that may raise at import.
+    sources: frozenset[str] = frozenset()
 
     @cached_property
     def resolve(self) -> _Resolver:
@@ -122,6 +124,7 @@ def judge(
     fallback: set[str] = set()
     statements: dict[str, list[Statement]] = {p: list(m.statements) for p, m in modules.items()}
     changed_blocks: dict[str, frozenset[str]] = {}
+    raising: set[str] = set()
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
         old = modules.get(path) or bindings.analyse(old_text, quiet_import=quiet)
@@ -132,6 +135,8 @@ def judge(
             continue
         names[path], more_attrs = delta
         attrs |= more_attrs
+        if any(s.raises for run in _unmatched(old.statements, new.statements) for s in run[1]):
+            raising.add(path)
         statements[path] = _union(old.statements, new.statements)
         changed_blocks[path] = _changed_blocks(old_text, new_text)
         modules.setdefault(path, old)
@@ -139,7 +144,8 @@ def judge(
     _Propagation(statements, modules, quiet_import).run(names, attrs, fallback, origin)
     kept = {p: frozenset(n) for p, n in names.items() if p not in fallback and n}
     rebound = Rebound(kept, frozenset(attrs), modules,
-                      {p: o for p, o in origin.items() if p in kept})
+                      {p: o for p, o in origin.items() if p in kept},
+                      frozenset(raising - fallback))
     return Outcome(rebound, frozenset(fallback),
                    {p: b for p, b in changed_blocks.items() if p not in fallback})
 

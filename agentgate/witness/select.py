@@ -26,12 +26,10 @@ from agentgate.core.config import Config
 from agentgate.core.paths import under, under_any
 from agentgate.git import gitio
 from agentgate.run import interp
-from agentgate.witness import ambient, presence, record, shadow
+from agentgate.witness import ambient, impact, presence, record, shadow
 from agentgate.witness import depgraph as graph
-from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
-from agentgate.witness.depgraph import TestEntry, Unit, Witness
+from agentgate.witness.depgraph import TestEntry, Witness
 from agentgate.witness.patch import Patch, compute
-from agentgate.witness.rebind import Rebound
 from agentgate.witness.store import Store, StoreError, commits_between, newest_usable
 
 ESCALATE = "escalate:incomplete-witness"
@@ -189,38 +187,19 @@ def classify(
     drift: tuple[str, ...] = (),
 ) -> list[Decision]:
     """One decision per witnessed test still present, then the files the witness lacks."""
-    users = rebound_users(witness.nodes, patch)
-    tainted = reached(witness.nodes, patch, users)
+    users = impact.rebound_users(witness.nodes, patch)
+    tainted = impact.reached(witness.nodes, patch, users)
     decisions = []
     for test in witness.tests.values():
         if patch.test_files.get(test.file) == "deleted":
             continue
-        uses = any(d in users for d in test.deps) or any(p in users for p, _ in test.units)
-        label, detail = _label(test, patch, tainted, config, frozen, drift, uses=uses)
+        label, detail = _label(test, patch, tainted, config, frozen, drift,
+                               uses=impact.uses(test, users))
         decisions.append(Decision(test.nodeid, label, detail))
+    decisions = _import_checks(witness, patch, decisions)
     unknown = sorted(frozen - set(witness.tests))
     decisions += [Decision(n, FROZEN, "in the freeze ledger (not in the witness)") for n in unknown]
     return decisions + _file_decisions(witness, patch)
-
-
-def rebound_users(nodes: dict[str, graph.Node], patch: Patch) -> set[str]:
-    """The nodes the module rule would reach from the modules whose module level changed
-    by binding names only (and those paths themselves): ``rebind`` narrows that rule, so a
-    name read counts only there (a block reading ``.get`` of some other module does not)."""
-    paths = patch.rebound.names.keys()
-    seeds = {graph.file_key(p): p for p in paths if graph.file_key(p) in nodes}
-    return set(graph.spread(nodes, seeds)) | set(paths)
-
-
-def reached(nodes: dict[str, graph.Node], patch: Patch, users: set[str]) -> dict[str, str]:
-    """Every node that depends, directly or not, on what the patch changed, with why."""
-    seeds = {}
-    for key, node in nodes.items():
-        why = hit(node.units, patch.changed, patch.appeared,
-                  patch.rebound if key in users else None)
-        if why:
-            seeds[key] = why
-    return graph.spread(nodes, seeds)
 
 
 def _label(
@@ -244,7 +223,7 @@ def _label(
         return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"
     if patch.pytest_config:
         return IMPACTED, "pytest configuration changed"
-    why = hit(test.units, patch.changed, patch.appeared, patch.rebound if uses else None)
+    why = impact.hit(test.units, patch.changed, patch.appeared, patch.rebound if uses else None)
     if why is None and test.file in patch.changed and test.file not in patch.test_files:
         # A doctest (of a module, or of a text file): its examples are the file's own text.
         why = f"{test.file} (its doctests' file changed)"
@@ -257,42 +236,14 @@ def _label(
     return IMPACTED, why
 
 
-def hit(
-    units: frozenset[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str],
-    rebound: Rebound | None = None,
-) -> str | None:
-    """The first changed unit among ``units``, as ``path`` or ``path::block``; a folder's
-    listing or an absent module (``appeared``: where each added file can be imported from);
-    else the first block that reads a name a module-level change rebound (``rebind``)."""
-    ordered = sorted(units)
-    found = _changed_unit(ordered, changed, appeared)
-    if found is None and rebound:
-        found = next((why for path, name in ordered if name not in _NOT_BLOCKS
-                      and (why := rebound.hit(path, name)) is not None), None)
-    return found
-
-
-_NOT_BLOCKS = (MODULE, WHOLE, DIR, MISSING)
-
-
-def _changed_unit(
-    ordered: list[Unit], changed: dict[str, frozenset[str]], appeared: dict[str, str]
-) -> str | None:
-    for path, name in ordered:
-        names = changed.get(path)
-        if not names:
-            continue
-        if name in (DIR, MISSING):
-            if name in names:
-                return f"{path}/ (listing)" if name == DIR else (
-                    f"import-appeared {appeared.get(path, path)}")
-        elif MODULE in names:
-            return path if name in (MODULE, WHOLE) else f"{path} (module level)"
-        elif name == WHOLE and names - {DIR, MISSING}:
-            return path
-        elif name in names:
-            return f"{path}::{name}"
-    return None
+def _import_checks(witness: Witness, patch: Patch, decisions: list[Decision]) -> list[Decision]:
+    """A module whose module level changed by binding names runs at least one test that
+    imports it: a changed statement that raises at import (``X = table["gone"]``) fails
+    every such test, and no test may read any of the names (``impact.import_check``)."""
+    running = {d.nodeid for d in decisions if d.runs}
+    chosen = impact.import_checks(witness, patch, running)
+    return [Decision(d.nodeid, IMPACTED, chosen[d.nodeid]) if d.nodeid in chosen else d
+            for d in decisions]
 
 
 def _file_decisions(witness: Witness, patch: Patch) -> list[Decision]:

@@ -203,3 +203,18 @@ def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -
     impacted = _impacted(plan(repo, w))
     assert "doctests" in impacted["app/doc.py::app.doc"]
     assert T["clamp"] not in impacted
+
+
+def test_a_change_that_may_raise_at_import_runs_one_test_that_imports_the_module(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """A new name no test reads, whose statement raises when the module is imported: every
+    test importing app/derived.py would fail, so one of them runs (the quickest)."""
+    repo, w = recorded
+    text = FILES["app/derived.py"]
+    patch(repo, w, "raises", {"app/derived.py": text + "\nBROKEN = {}['gone']\n"})
+    impacted = _impacted(plan(repo, w))
+    assert "one test that imports it runs" in impacted.pop(T["double"])
+    assert impacted == {}
+    patch(repo, w, "literal", {"app/derived.py": text + "\nFINE = {'a': 1}\n"})
+    assert _impacted(plan(repo, w)) == {}  # binding a literal cannot raise
