@@ -18,74 +18,16 @@ then runs more tests, never fewer.
 from __future__ import annotations
 
 import ast
-import builtins
 import hashlib
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentgate.witness import blocks
+from agentgate.witness import blocks, purity
+from agentgate.witness.syntax import FUNCS, Import, base_name, binds, import_items, walk_now
 
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (*_FUNCS, ast.ClassDef)
-
-# Callables that compute a value and change nothing else a test can observe: calling one at
-# import binds a name and that is all. Everything else (a project function, a class of the
-# project, an unknown library) may register, patch or configure something: not binding-only.
-_PURE_MODULES = (
-    "abc", "cmath", "codecs", "collections", "copy", "dataclasses", "datetime", "decimal",
-    "enum", "fnmatch", "fractions", "functools", "html", "ipaddress", "itertools", "json",
-    "keyword", "math", "numbers", "operator", "os.path", "ntpath", "pathlib", "posixpath",
-    "re", "shlex", "string", "struct", "textwrap", "types", "typing", "typing_extensions",
-    "unicodedata", "uuid", "weakref", "attr", "attrs", "pytest.mark",
-)
-_PURE_CALLABLES = frozenset({
-    "contextlib.contextmanager", "contextlib.asynccontextmanager", "contextlib.suppress",
-    "logging.getLogger", "os.getenv", "os.environ.get", "os.fspath", "os.fsencode",
-    "os.fsdecode", "sys.intern", "threading.Lock", "threading.RLock", "threading.local",
-    "threading.Event", "threading.Condition", "pytest.fixture", "pytest.param",
-    "importlib.metadata.version", "gettext.gettext", "gettext.ngettext",
-    "platform.system", "platform.machine", "platform.python_implementation",
-    "sys.getdefaultencoding", "sys.getfilesystemencoding",
-})
-# Even from a module above: these change what other code sees (ABC registration, finalizers).
-_IMPURE_TAILS = (".register", ".finalize", ".seed", ".setdefault", ".update")
-_PURE_BUILTINS = frozenset({
-    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "complex", "dict", "dir", "divmod", "enumerate", "filter", "float",
-    "format", "frozenset", "getattr", "hasattr", "hash", "hex", "id", "int", "isinstance",
-    "issubclass", "iter", "len", "list", "map", "max", "memoryview", "min", "next", "object",
-    "oct", "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set",
-    "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip",
-    *(n for n in dir(builtins) if n[:1].isupper()),  # exception classes, Ellipsis, ...
-})
-# Methods of str, bytes, numbers, containers and compiled patterns that only compute.
-_PURE_METHODS = frozenset({
-    "join", "format", "format_map", "split", "rsplit", "strip", "lstrip", "rstrip", "lower",
-    "upper", "replace", "startswith", "endswith", "encode", "decode", "copy", "keys",
-    "values", "items", "get", "union", "intersection", "difference", "symmetric_difference",
-    "title", "capitalize", "casefold", "count", "index", "find", "rfind", "partition",
-    "rpartition", "splitlines", "zfill", "ljust", "rjust", "center", "expandtabs",
-    "translate", "maketrans", "fromkeys", "removeprefix", "removesuffix", "match", "search",
-    "fullmatch", "sub", "subn", "findall", "finditer", "group", "groups", "to_bytes",
-    "from_bytes", "hex", "fromhex", "bit_length", "isoformat", "strftime", "total_seconds",
-    "isdigit", "isalpha", "isalnum", "isidentifier", "isupper", "islower", "isspace",
-})
 # Reading names no one can spell: any changed name may be what such code reads.
 _DYNAMIC_CALLS = frozenset({"vars", "globals", "locals", "eval", "exec", "dir", "__import__"})
 _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
-_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
-
-
-@dataclass(frozen=True)
-class Import:
-    """One name an import statement binds: ``alias`` = ``module``'s ``name`` (None for
-    ``import module``; "*" for a star import), ``level`` dots before a relative module."""
-
-    alias: str
-    module: str
-    name: str | None
-    level: int
 
 
 @dataclass(frozen=True)
@@ -110,9 +52,9 @@ class Statement:
     digest: str  # the statement as the parser sees it, function bodies left out
     binds: frozenset[str]
     reads: Reads
-    # Binding-only when run again with other values: no call but a known side-effect-free
-    # one, no store into another module's object. For a class: its header only (decorators,
-    # bases, keywords); each member says it for itself.
+    # Binding-only when run again with other values (``purity``): no call but a known
+    # side-effect-free one, no store into another module's object. For a class: its header
+    # only (decorators, bases, keywords); each member says it for itself.
     pure: bool
     # It imports a module outside the standard library: a *changed* import may run project
     # code at another moment (a registration, a patch), so it is never binding-only.
@@ -128,6 +70,9 @@ class Statement:
     # It may raise when run (anything but literals bound to names, a docstring, a plain
     # ``def``): an import that fails fails every test importing the module.
     raises: bool = True
+    # Binding-only but for calls to these callables of the project (by the name it calls
+    # them); None when it is not binding-only even so.
+    calls: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +80,7 @@ class Module:
     statements: tuple[Statement, ...]
     reads: dict[str, Reads]  # function block name -> what its code reads
     exports: frozenset[str] | None  # a literal ``__all__``; None when there is none
+    pure_blocks: frozenset[str] = frozenset()  # functions whose body only computes a result
 
     def public(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` a star import of this module binds."""
@@ -155,19 +101,22 @@ def analyse(source: blocks.Source, *, quiet_import: bool = False) -> Module | No
         bodies = _block_functions(tree, layout)
         scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import)
         statements = tuple(scope.statement(s) for s in tree.body)
-        reads = {name: _scan(_body_nodes(func), scope.imported.keys())
+        reads = {name: _scan(_body_nodes(func), scope.rules.imported.keys())
                  for name, func in bodies.items()}
+        pure = frozenset(name for name, func in bodies.items() if scope.pure_body(func))
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return None
-    return Module(statements, reads, _exports(tree))
+    return Module(statements, reads, _exports(tree), pure)
 
 
-def _block_functions(tree: ast.Module, layout: blocks.FileBlocks) -> dict[str, ast.AST]:
+def _block_functions(
+    tree: ast.Module, layout: blocks.FileBlocks
+) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """Each block's function node, found by the line its body starts on."""
     by_start = {b.start: b.name for b in layout.blocks}
-    found: dict[str, ast.AST] = {}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in ast.walk(tree):
-        if isinstance(node, _FUNCS) and node.body:
+        if isinstance(node, FUNCS) and node.body:
             name = by_start.get(node.body[0].lineno)
             if name is not None and name not in found:
                 found[name] = node
@@ -195,7 +144,7 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
     """What the code made of ``nodes`` reads; ``imported``: the module's import aliases
     (the code's own imports count too)."""
     own = [i for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
-           for i in _import_items(n)]
+           for i in import_items(n)]
     bound = set(imported) | {i.alias for i in own}
     getter = any(_gets_modules(n) for n in nodes)
     loads: set[str] = set()
@@ -244,7 +193,7 @@ def _on_module(receiver: ast.AST | None, bound: set[str], getter: bool) -> bool:
     if isinstance(receiver, ast.Constant | ast.JoinedStr | ast.List | ast.Tuple | ast.Dict
                   | ast.Set | ast.ListComp | ast.SetComp | ast.DictComp):
         return False
-    base = _base_name(receiver)
+    base = base_name(receiver)
     return getter or (base is not None and base in bound)
 
 
@@ -277,315 +226,57 @@ def _named_access(
 
 
 class _Scope:
-    """One module's import table and top-level names, for telling a call's target."""
+    """One module's import table and top-level names, for its statements' purity."""
 
     def __init__(self, tree: ast.Module, block_ids: set[int], quiet_import: bool) -> None:
         self.block_ids = block_ids
-        self.quiet_import = quiet_import
-        self.imported: dict[str, str | None] = {}  # alias -> dotted target (None: project)
+        imported: dict[str, str | None] = {}  # alias -> dotted target (None: the project)
         for stmt in tree.body:
-            for node in _walk_now(stmt):
+            for node in walk_now(stmt):
                 if isinstance(node, ast.Import | ast.ImportFrom):
-                    for item in _import_items(node):
-                        self.imported[item.alias] = _qualified(item)
-        self.local = {n for s in tree.body for n in _binds(s)} - set(self.imported)
-
-    # --- statements -----------------------------------------------------------------
+                    for item in import_items(node):
+                        imported[item.alias] = purity.qualified(item)
+        local = {n for s in tree.body for n in binds(s)} - set(imported)
+        self.rules = purity.Purity(imported, local, quiet_import=quiet_import)
 
     def statement(self, stmt: ast.stmt) -> Statement:
-        reads = _scan(list(_walk_now(stmt, skip=self.block_ids, lambdas=True)),
-                      self.imported.keys())
-        items = [i for n in _walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
-                 for i in _import_items(n)]
+        reads = _scan(list(walk_now(stmt, skip=self.block_ids, lambdas=True)),
+                      self.rules.imported.keys())
+        items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
+                 for i in import_items(n)]
         digest = _digest(_dump(stmt, self.block_ids))
-        binds = frozenset(_binds(stmt))
-        imports_project = not all(_stdlib(i) for i in items)
+        bound = frozenset(binds(stmt))
+        imports_project = not all(i.stdlib for i in items)
         if isinstance(stmt, ast.ClassDef):
             header = [*stmt.decorator_list, *stmt.bases, *stmt.keywords]
             return Statement(
-                digest, binds, reads, self.pure_header(stmt),
-                imports_project, self.project_base(stmt), tuple(items), name=stmt.name,
+                digest, bound, reads, self.rules.class_header(stmt),
+                imports_project, self.rules.project_base(stmt), tuple(items), name=stmt.name,
                 header=_digest("|".join(ast.dump(h) for h in header)),
                 members=tuple(self.statement(s) for s in stmt.body),
             )
-        return Statement(digest, binds, reads, self.pure_stmt(stmt),
-                         imports_project, imports=tuple(items), raises=_may_raise(stmt))
+        given, calls = self.rules.check(lambda: self.rules.stmt(stmt))
+        return Statement(digest, bound, reads, given and not calls, imports_project,
+                         imports=tuple(items), raises=purity.may_raise(stmt),
+                         calls=calls if given else None)
 
-    def pure_stmt(self, stmt: ast.stmt) -> bool:
-        """Binding-only when run again (imports count as binding: what they import ran
-        already, once, whatever the values)."""
-        if isinstance(stmt, ast.Expr):
-            return self.pure_expr(stmt.value)
-        if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            value = getattr(stmt, "value", None)
-            annotation = getattr(stmt, "annotation", None)
-            return (all(self.pure_target(t) for t in targets)
-                    and self.pure_exprs([value, annotation]))
-        if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass | ast.Global | ast.Nonlocal
-                      | ast.Break | ast.Continue):
-            return True
-        if isinstance(stmt, _FUNCS):
-            return all(self.pure_decorator(d) for d in stmt.decorator_list) and (
-                self.pure_exprs(_header(stmt)[len(stmt.decorator_list):]))
-        if isinstance(stmt, ast.ClassDef):  # nested in a class or an if
-            return (self.pure_header(stmt) and (self.quiet_import or not self.project_base(stmt))
-                    and all(self.pure_stmt(s) for s in stmt.body))
-        if isinstance(stmt, ast.Assert):
-            return self.pure_exprs([stmt.test, stmt.msg])
-        if isinstance(stmt, ast.Delete):
-            return all(isinstance(t, ast.Name) for t in stmt.targets)
-        if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor | ast.Try | ast.With):
-            return self.pure_compound(stmt)
-        if isinstance(stmt, ast.TryStar):
-            return self.pure_compound(stmt)
-        return type(stmt).__name__ == "TypeAlias"
-
-    def pure_compound(self, stmt: ast.stmt) -> bool:
-        exprs: list[ast.AST | None] = [getattr(stmt, "test", None), getattr(stmt, "iter", None)]
-        if isinstance(stmt, ast.For | ast.AsyncFor) and not self.pure_target(stmt.target):
-            return False
-        if isinstance(stmt, ast.With):
-            for item in stmt.items:
-                # Entering runs the manager's __enter__: only a known one's.
-                if not (isinstance(item.context_expr, ast.Call)
-                        and self.pure_expr(item.context_expr)):
-                    return False
-                if item.optional_vars is not None and not self.pure_target(item.optional_vars):
-                    return False
-        handlers = getattr(stmt, "handlers", ())
-        exprs += [h.type for h in handlers]
-        bodies = [getattr(stmt, k, []) for k in ("body", "orelse", "finalbody")]
-        bodies += [h.body for h in handlers]
-        return self.pure_exprs(exprs) and all(self.pure_stmt(s) for b in bodies for s in b)
-
-    def pure_header(self, stmt: ast.ClassDef) -> bool:
-        if not all(self.pure_decorator(d) for d in stmt.decorator_list):
-            return False
-        for keyword in stmt.keywords:
-            if keyword.arg != "metaclass" or not self.pure_call_target(keyword.value):
-                return False  # other keywords go to a base's __init_subclass__
-        return self.pure_exprs(stmt.bases)
-
-    def project_base(self, stmt: ast.ClassDef) -> bool:
-        for base in stmt.bases:
-            node = base.value if isinstance(base, ast.Subscript) else base  # Generic[T]
-            known = self.pure_call(node) if isinstance(node, ast.Call) else (
-                self.target(node) is not None)
-            if not known:
-                return True
-        return False
-
-    def pure_decorator(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Call):
-            return self.pure_expr(node)  # the factory, then what it made (a known one's)
-        return self.pure_call_target(node)
-
-    def pure_target(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Name):
-            return True
-        if isinstance(node, ast.Tuple | ast.List):
-            return all(self.pure_target(e) for e in node.elts)
-        if isinstance(node, ast.Starred):
-            return self.pure_target(node.value)
-        if isinstance(node, ast.Attribute | ast.Subscript):
-            # Storing into an object this module made itself (a table filled at import, a
-            # class attribute set after the class): that object is the name it is bound to.
-            base = _base_name(node)
-            return (base is not None and base in self.local
-                    and self.pure_expr(getattr(node, "slice", None)))
-        return False
-
-    # --- expressions ----------------------------------------------------------------
-
-    def pure_exprs(self, nodes: Iterable[ast.AST | None]) -> bool:
-        return all(self.pure_expr(n) for n in nodes if n is not None)
-
-    def pure_expr(self, node: ast.AST | None) -> bool:
-        if node is None:
-            return True
-        for child in _walk_now(node):
-            if isinstance(child, ast.Call) and not self.pure_call(child):
-                return False
-            if isinstance(child, ast.Await | ast.Yield | ast.YieldFrom):
-                return False
-        return True
-
-    def pure_call(self, call: ast.Call) -> bool:
-        func = call.func
-        if self.pure_call_target(func):
-            return True
-        # A method of a value (str, bytes, a compiled pattern, a container) that computes.
-        return (isinstance(func, ast.Attribute) and func.attr in _PURE_METHODS
-                and not self.project_value(func.value))
-
-    def pure_call_target(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Call):
-            return self.pure_call(node)
-        target = self.target(node)
-        if target is None or target.endswith(_IMPURE_TAILS):
-            return False
-        if target.startswith("builtins."):
-            return target[9:] in _PURE_BUILTINS
-        return target in _PURE_CALLABLES or any(
-            target == m or target.startswith(m + ".") for m in _PURE_MODULES)
-
-    def target(self, node: ast.expr) -> str | None:
-        """The dotted name a Name or attribute chain refers to, when it is the standard
-        library, a builtin or another known library; None for the project's own names."""
-        if isinstance(node, ast.Name):
-            if node.id in self.imported:
-                return self.imported[node.id]
-            if node.id in self.local:
-                return None
-            return f"builtins.{node.id}" if hasattr(builtins, node.id) else None
-        if isinstance(node, ast.Attribute):
-            base = self.target(node.value)
-            if base is None or base.startswith("builtins."):
-                return None
-            return f"{base}.{node.attr}"
-        return None
-
-    def project_value(self, node: ast.expr) -> bool:
-        """Whether a method's receiver may be the project's own object (whose method of a
-        common name may do anything): a name imported from the project."""
-        base = _base_name(node)
-        return base is not None and base in self.imported and self.imported[base] is None
-
-
-def _may_raise(stmt: ast.stmt) -> bool:
-    """Whether running the statement may raise: only literals bound to plain names, a
-    docstring, ``pass`` and a plain ``def`` (no decorators, literal defaults, no
-    annotations) cannot."""
-    if isinstance(stmt, ast.Pass) or (
-        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-    ):
-        return False
-    if isinstance(stmt, ast.Assign | ast.AnnAssign):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return not (all(isinstance(t, ast.Name) for t in targets) and _literal(stmt.value)
-                    and getattr(stmt, "annotation", None) is None)
-    if isinstance(stmt, _FUNCS):
-        args = stmt.args
-        return bool(stmt.decorator_list or stmt.returns or any(
-            a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        ) or not all(_literal(d) for d in [*args.defaults, *args.kw_defaults] if d))
-    return True
-
-
-def _literal(node: ast.expr | None) -> bool:
-    if node is None:
-        return False
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
-
-
-def _qualified(item: Import) -> str | None:
-    """What an imported alias refers to, as a dotted name, for the standard library and the
-    known libraries above; None for the project and any other library."""
-    if item.level or item.name == "*":
-        return None
-    known = item.module.split(".")[0] in _STDLIB or any(
-        item.module == m or item.module.startswith(m + ".") or m.startswith(item.module + ".")
-        for m in _PURE_MODULES)
-    if not known:
-        return None
-    if item.name is not None:
-        return f"{item.module}.{item.name}"
-    top = item.module.split(".")[0]
-    return top if item.alias == top else item.module  # ``import a.b`` binds ``a``
-
-
-def _stdlib(item: Import) -> bool:
-    return not item.level and item.module.split(".")[0] in _STDLIB
-
-
-def _import_items(node: ast.Import | ast.ImportFrom) -> list[Import]:
-    if isinstance(node, ast.Import):
-        return [Import(a.asname or a.name.split(".")[0], a.name, None, 0) for a in node.names]
-    module = node.module or ""
-    return [Import(a.asname or a.name, module, a.name, node.level) for a in node.names]
-
-
-def _binds(stmt: ast.stmt) -> set[str]:
-    """Every name a top-level statement binds in the module (a class binds its name, not
-    what its body binds; a function, its name)."""
-    found: set[str] = set()
-    for node in _walk_now(stmt, classes=False):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            found.add(node.id)
-        elif isinstance(node, _SCOPES):
-            found.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            found.update(i.alias for i in _import_items(node) if i.name != "*")
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-        found.add("__doc__")
-    return found
-
-
-def _walk_now(
-    node: ast.AST, *, skip: set[int] | None = None, classes: bool = True,
-    lambdas: bool = False,
-) -> Iterator[ast.AST]:
-    """The nodes that run when a statement runs: a function's decorators, defaults and
-    annotations but not its body (except a one-liner's, when ``skip`` names the functions
-    that are blocks), a lambda's body only with ``lambdas``, a class's body unless
-    ``classes`` is off."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, _FUNCS):
-            stack += _header(current)
-            if skip is not None and id(current) not in skip:
-                stack += current.body  # a one-liner: its body is module code
-        elif isinstance(current, ast.ClassDef) and not classes:
-            stack += [*current.decorator_list, *current.bases, *current.keywords]
-        elif isinstance(current, ast.Lambda) and not lambdas:
-            stack += [*current.args.defaults,
-                      *(d for d in current.args.kw_defaults if d is not None)]
-        else:
-            stack += ast.iter_child_nodes(current)
-
-
-def _header(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
-    args = func.args
-    found: list[ast.expr] = [*func.decorator_list, *args.defaults]
-    found += [d for d in args.kw_defaults if d is not None]
-    found += [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
-                                     args.vararg, args.kwarg]
-              if a is not None and a.annotation is not None]
-    if func.returns is not None:
-        found.append(func.returns)
-    return found
-
-
-def _base_name(node: ast.AST) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+    def pure_body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function's body only computes its result (and calls nothing of the
+        project's)."""
+        given, calls = self.rules.check(lambda: self.rules.body(func))
+        return given and not calls
 
 
 def _dump(stmt: ast.stmt, block_ids: set[int]) -> str:
     """``ast.dump`` of the statement with each block's body replaced by a marker."""
-    if not any(id(n) in block_ids for n in ast.walk(stmt)):
-        return ast.dump(stmt)
-    saved: list[tuple[ast.AST, list[ast.stmt]]] = []
-    for node in ast.walk(stmt):
-        if id(node) in block_ids and isinstance(node, _FUNCS):
-            saved.append((node, node.body))
+    saved = [(n, n.body) for n in ast.walk(stmt) if id(n) in block_ids and isinstance(n, FUNCS)]
     try:
         for node, _body in saved:
-            node.body = []  # type: ignore[attr-defined]
+            node.body = []
         return ast.dump(stmt)
     finally:
         for node, body in saved:
-            node.body = body  # type: ignore[attr-defined]
+            node.body = body
 
 
 def _digest(text: str) -> str:

@@ -234,6 +234,18 @@ def paths(witness: Witness) -> set[str]:
     return found | {t.file for t in witness.tests.values()}
 
 
+def import_runs(witness: Witness) -> dict[str, frozenset[Unit]]:
+    """Per module: the functions the recording saw run while it was imported (its file
+    node's blocks, not its module level, data or listings)."""
+    found: dict[str, frozenset[Unit]] = {}
+    for key, node in witness.nodes.items():
+        if key.startswith("file:"):
+            runs = frozenset(u for u in node.units if u[1] not in (MODULE, WHOLE, DIR, MISSING))
+            if runs:
+                found[key[len("file:"):]] = runs
+    return found
+
+
 def dependents(nodes: dict[str, Node]) -> dict[str, list[str]]:
     reverse: dict[str, list[str]] = defaultdict(list)
     for node in nodes.values():

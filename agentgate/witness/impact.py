@@ -76,8 +76,13 @@ def uses(test: TestEntry, users: set[str]) -> bool:
 def reached(nodes: dict[str, graph.Node], patch: Patch, users: set[str]) -> dict[str, str]:
     """Every node that depends, directly or not, on what the patch changed, with why."""
     seeds = {}
+    at_import = patch.rebound.at_import
     for key, node in nodes.items():
-        why = hit(node.units, patch.changed, patch.appeared,
+        # A changed pure function run at this module's import counts through the names
+        # its callers there rebind (``rebind.import_callers``), not as the module's change.
+        units = node.units - at_import.get(key[len("file:"):], frozenset()) if (
+            key.startswith("file:")) else node.units
+        why = hit(units, patch.changed, patch.appeared,
                   patch.rebound if key in users else None)
         if why:
             seeds[key] = why

@@ -88,7 +88,8 @@ def find(root: Path, config: Config, sha: str, notes: list[str]) -> Basis | None
         notes.append(f"witness record --incremental: the witness {old.sha[:12]} {why}; "
                      "recording the whole suite")
         return None
-    basis = basis_for(old, compute(root, old.sha, sha, config, graph.paths(old)), config)
+    patch = compute(root, old.sha, sha, config, graph.paths(old), imports=graph.import_runs(old))
+    basis = basis_for(old, patch, config)
     back = commits_between(root, old.sha, sha)
     notes.append(f"witness record --incremental: from the witness of {old.sha[:12]}, {back} "
                  f"commit(s) back: {len(basis.ids)} of its {len(old.tests)} tests carried, "

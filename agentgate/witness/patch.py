@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,9 +50,11 @@ class Patch:
 
 def compute(
     root: Path, old: str, new: str, config: Config, witnessed: set[str],
-    *, quiet_import: Callable[[str], bool] = lambda _path: False,
+    *, imports: Mapping[str, frozenset[tuple[str, str]]] | None = None,
+    quiet_import: Callable[[str], bool] = lambda _path: False,
 ) -> Patch:
     """What changed in old...new, for a witness whose units name the paths ``witnessed``;
+    ``imports[module]``: the functions the recording saw run while that module was imported;
     ``quiet_import(path)``: the recording saw no repository function run while that module
     was imported (``rebind``)."""
     changes = gitio.diff_changes(root, old, new)
@@ -64,7 +66,8 @@ def compute(
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
-    rebound = _rebind(root, old, changes, texts, tests, changed, witnessed, quiet_import)
+    rebound = _rebind(root, old, _Changed(changes, texts, tests, changed), witnessed,
+                      imports or {}, quiet_import)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -82,28 +85,51 @@ def compute(
     )
 
 
-def _rebind(
-    root: Path, old: str, changes: list[Change], texts: dict[str, bytes], tests: TestFiles,
-    changed: dict[str, set[str]], witnessed: set[str], quiet_import: Callable[[str], bool],
-) -> Rebound:
-    """A module whose module level changed only by binding names impacts the tests that run
-    code reading those names, not every test that used it (``rebind``). Test files and
-    conftests keep the module rule (a test added or a fixture changed is their business)."""
-    pairs: dict[str, tuple[bytes, bytes]] = {}
-    for change in changes:
-        path = change.path
-        if (change.status not in (ADDED, DELETED, RENAMED, COPIED) and path.endswith(".py")
-                and changed.get(path) == {MODULE} and not tests.match(path)
-                and posixpath.basename(path) != "conftest.py"):
-            old_text, new_text = _text(texts, change.old_blob), _text(texts, change.new_blob)
+@dataclass(frozen=True)
+class _Changed:
+    changes: list[Change]
+    texts: dict[str, bytes]
+    tests: TestFiles
+    changed: dict[str, set[str]]
+
+    def modules(self) -> Iterator[tuple[str, bytes, bytes]]:
+        """(path, W's text, head's text) of each modified module that is neither a test
+        file nor a conftest (a test added or a fixture changed is their own business)."""
+        for change in self.changes:
+            path = change.path
+            if (change.status in (ADDED, DELETED, RENAMED, COPIED) or not path.endswith(".py")
+                    or self.tests.match(path) or posixpath.basename(path) == "conftest.py"):
+                continue
+            old_text = _text(self.texts, change.old_blob)
+            new_text = _text(self.texts, change.new_blob)
             if old_text is not None and new_text is not None:
-                pairs[path] = (old_text, new_text)
-    if not pairs:
+                yield path, old_text, new_text
+
+
+def _rebind(
+    root: Path, old: str, diff: _Changed, witnessed: set[str],
+    imports: Mapping[str, frozenset[tuple[str, str]]], quiet_import: Callable[[str], bool],
+) -> Rebound:
+    """A module whose module level changed only by binding names, or a changed function
+    that only computes and ran at import, impacts the tests that run code reading the names
+    they rebind, not every test that used the module (``rebind``)."""
+    changed = diff.changed
+    pairs: dict[str, tuple[bytes, bytes]] = {}
+    funcs: dict[str, tuple[bytes, frozenset[str]]] = {}
+    for path, old_text, new_text in diff.modules():
+        if changed.get(path) == {MODULE}:
+            pairs[path] = (old_text, new_text)
+        elif MODULE not in changed.get(path, ()):
+            funcs[path] = (new_text, frozenset(changed.get(path, ())))
+    ran = {m: units for m, units in imports.items()
+           if any(f in funcs.get(p, (b"", frozenset()))[1] for p, f in units)}
+    if not pairs and not ran:
         return Rebound()
     modules = sorted(p for p in witnessed | pairs.keys() if p.endswith(".py"))
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
-    outcome = rebind.judge(pairs, universe, quiet_import=quiet_import)
+    outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,
+                           at_import=rebind.AtImport(ran, funcs))
     for path in pairs:
         if path not in outcome.fallback:
             changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}

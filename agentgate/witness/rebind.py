@@ -31,6 +31,7 @@ from functools import cached_property
 
 from agentgate.witness import bindings
 from agentgate.witness.bindings import Module, Reads, Statement
+from agentgate.witness.syntax import Import
 
 # In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
 # (a file read as data still counts as changed).
@@ -45,6 +46,9 @@ class Rebound:
     origin: dict[str, str] = field(default_factory=dict)  # path -> the change it comes from
     # The modules whose own module level changed with a statement that may raise at import.
     sources: frozenset[str] = frozenset()
+    # module -> changed pure functions its import ran, whose callers there now rebind names
+    # (``import_callers``): those runs no longer count as the module's own change.
+    at_import: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
     @cached_property
     def resolve(self) -> _Resolver:
@@ -104,16 +108,28 @@ class Outcome:
     blocks: dict[str, frozenset[str]]  # path -> function blocks changed (the module's own)
 
 
+@dataclass(frozen=True)
+class AtImport:
+    """Changed functions that ran while modules were imported: ``ran[module]`` is every
+    function the recording saw run during that module's import, ``changed[path]`` the
+    changed functions of a modified module with its head text."""
+
+    ran: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    changed: Mapping[str, tuple[bytes, frozenset[str]]] = field(default_factory=dict)
+
+
 def judge(
     pairs: Mapping[str, tuple[bytes, bytes]],
     universe: Mapping[str, bytes],
     *,
     quiet_import: Callable[[str], bool],
+    at_import: AtImport | None = None,
 ) -> Outcome:
     """``pairs``: the modified modules whose top level changed (W's text, head's text);
     ``universe``: W's text of every module the witness saw run, for following names;
     ``quiet_import(path)``: the recording saw no repository function run while that module
-    was imported (so its classes' bases ran no project code when they were made)."""
+    was imported (so its classes' bases ran no project code when they were made);
+    ``at_import``: changed functions the recording saw run at some module's import."""
     modules: dict[str, Module] = {}
     for path, text in universe.items():
         found = bindings.analyse(text, quiet_import=quiet_import(path))
@@ -141,13 +157,76 @@ def judge(
         changed_blocks[path] = _changed_blocks(old_text, new_text)
         modules.setdefault(path, old)
     origin = {p: p for p in names}
-    _Propagation(statements, modules, quiet_import).run(names, attrs, fallback, origin)
+    propagation = _Propagation(statements, modules, quiet_import)
+    resolved = _import_callers(at_import or AtImport(), propagation, names, fallback, origin)
+    raising |= resolved.keys()
+    propagation.run(names, attrs, fallback, origin)
     kept = {p: frozenset(n) for p, n in names.items() if p not in fallback and n}
     rebound = Rebound(kept, frozenset(attrs), modules,
                       {p: o for p, o in origin.items() if p in kept},
-                      frozenset(raising - fallback))
+                      frozenset(raising - fallback),
+                      {p: u for p, u in resolved.items() if p not in fallback})
     return Outcome(rebound, frozenset(fallback),
                    {p: b for p, b in changed_blocks.items() if p not in fallback})
+
+
+# --- a changed function run at import: what its callers there rebind ----------------------
+
+def _import_callers(
+    at_import: AtImport, propagation: _Propagation, names: dict[str, set[str]],
+    fallback: set[str], origin: dict[str, str],
+) -> dict[str, frozenset[tuple[str, str]]]:
+    """A changed function that only computes its result (``purity``: before and after)
+    and ran at a module's import, called there only by top-level statements that are
+    binding-only but for that call (``__version__ = _get_version(INFO)``): the change
+    rebinds what those statements bind. Anything else -- a method, a caller that is not
+    binding-only, another function run at that import that reads it -- leaves the run to
+    the module rule (every test using the module)."""
+    resolved: dict[str, frozenset[tuple[str, str]]] = {}
+    heads: dict[str, Module | None] = {}
+    for module, ran in at_import.ran.items():
+        hits = {(p, f) for p, f in ran
+                if f in at_import.changed.get(p, (b"", frozenset()))[1]}
+        if not hits or module in fallback or module not in propagation.statements:
+            continue
+        bound: set[str] = set()
+        for path, func in sorted(hits):
+            if path not in heads:
+                heads[path] = bindings.analyse(at_import.changed[path][0])
+            found = _callers(module, path, func, ran, propagation, heads[path])
+            if found is None:
+                break
+            bound |= found
+        else:
+            names.setdefault(module, set()).update(bound)
+            origin.setdefault(module, sorted(hits)[0][0])
+            resolved[module] = frozenset(hits)
+    return resolved
+
+
+def _callers(
+    module: str, path: str, func: str, ran: frozenset[tuple[str, str]],
+    propagation: _Propagation, head: Module | None,
+) -> set[str] | None:
+    """What the statements of ``module`` calling ``path``'s ``func`` bind, or None."""
+    before = propagation.modules.get(path)
+    if ("." in func or head is None or before is None
+            or func not in before.pure_blocks or func not in head.pure_blocks):
+        return None
+    statements = propagation.statements[module]
+    aliases = {func} if module == path else {func} | {
+        i.alias for s in statements for i in s.imports
+        if i.name == func and path in propagation.resolve(module, i)}
+    for other_path, block in ran - {(path, func)}:
+        other = propagation.modules.get(other_path)
+        reads = other.reads.get(block) if other is not None else None
+        if reads is None or reads.loads & aliases or func in reads.module_attrs:
+            return None  # called through another function run at that import, maybe
+    callers = [s for s in statements if s.reads.loads & aliases or func in s.reads.module_attrs]
+    if not callers or any(s.name or s.calls is None or not s.calls <= aliases
+                          for s in callers):
+        return None
+    return {n for s in callers for n in s.binds}
 
 
 # --- one module: which names its change rebinds -------------------------------------------
@@ -333,7 +412,7 @@ class _Resolver:
             for i in range(len(parts)):
                 self.by_name.setdefault(".".join(parts[i:]), []).append(path)
 
-    def __call__(self, importer: str, item: bindings.Import) -> list[str]:
+    def __call__(self, importer: str, item: Import) -> list[str]:
         if not item.level:
             return self.by_name.get(item.module, [])
         folder = posixpath.dirname(importer)

@@ -83,6 +83,10 @@ FILES = {
                            "def test_b_recall():\n    assert recall().RETRIES == 2\n",
     "tests/test_unrelated.py": "import json\n\n\n"
                                "def test_unrelated():\n    assert not hasattr(json, 'LIMIT')\n",
+    "app/tables.py": "from app import registry\n\n\ndef _build():\n    return {'x': 1}\n\n\n"
+                     "registry.add('built', _build())\n",
+    "tests/test_built.py": "import app.tables  # noqa: F401\nfrom app import registry\n\n\n"
+                           "def test_built():\n    assert registry.REGISTRY['built'] == {'x': 1}\n",
     "tests/test_local.py": "def test_local():\n    from app.limits import LIMIT\n\n"
                            "    assert LIMIT == 3\n",
     "tests/test_param.py": "import pytest\n\nfrom app.limits import LIMIT\n\n\n"
@@ -218,3 +222,15 @@ def test_a_change_that_may_raise_at_import_runs_one_test_that_imports_the_module
     assert impacted == {}
     patch(repo, w, "literal", {"app/derived.py": text + "\nFINE = {'a': 1}\n"})
     assert _impacted(plan(repo, w)) == {}  # binding a literal cannot raise
+
+
+def test_a_pure_function_a_side_effect_calls_at_import_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``registry.add('built', _build())``: _build only computes, but what it computed went
+    into another module's registry, which no name shows."""
+    repo, w = recorded
+    text = FILES["app/tables.py"].replace("{'x': 1}", "{'x': 2}")
+    patch(repo, w, "built", {"app/tables.py": text})
+    impacted = _impacted(plan(repo, w))
+    assert impacted["tests/test_built.py::test_built"] == "app/tables.py::_build"

@@ -142,12 +142,16 @@ def test_function_change_impacts_only_the_tests_that_ran_it(
 def test_module_level_change_impacts_every_test_touching_the_file(
     recorded: tuple[GitRepo, str],
 ) -> None:
-    """A change at module level that does more than bind names (a function run at import,
-    a call with effects) impacts every test that used the module; a binding-only one is
-    ``test_rebind``'s."""
+    """A change at module level that does more than bind names (a function run at import
+    that changes state, a call with effects) impacts every test that used the module; a
+    binding-only one, or a pure function run at import, is ``test_rebind``'s."""
     repo, w = recorded
-    # _table() runs at import time, during whichever test imports app.core first.
-    _patch(repo, w, "table", {"app/core.py": CORE.replace('{"a": 1}', '{"a": 1, "b": 2}')})
+    # _table() runs at import time, during whichever test imports app.core first; now it
+    # also counts its calls in a global, which any test might see.
+    counted = CORE.replace('def _table():\n    return {"a": 1}',
+                           'CALLS = []\n\ndef _table():\n    CALLS.append(1)\n'
+                           '    return {"a": 1}')
+    _patch(repo, w, "table", {"app/core.py": counted})
     impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
     assert impacted == {"tests/test_core.py::test_lookup", "tests/test_core.py::test_other",
                         "tests/test_lazy.py::test_lazy"}
@@ -155,6 +159,26 @@ def test_module_level_change_impacts_every_test_touching_the_file(
     impacted = {d.nodeid for d in _plan(repo, w).labelled(IMPACTED)}
     assert "tests/test_data.py::test_plain" not in impacted
     assert {"tests/test_core.py::test_lookup", "tests/test_lazy.py::test_lazy"} <= impacted
+
+
+def test_a_pure_function_run_at_import_impacts_the_readers_of_what_it_computed(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``TABLE = _table()``: _table only computes its result, so changing it changes TABLE
+    and nothing else; the tests that read TABLE run, the module's other users do not."""
+    repo, w = recorded
+    _patch(repo, w, "pure", {"app/core.py": CORE.replace('{"a": 1}', '{"a": 1, "b": 2}')})
+    found = _plan(repo, w)
+    impacted = {d.nodeid: d.detail for d in found.labelled(IMPACTED)}
+    assert set(impacted) == {"tests/test_core.py::test_lookup"}
+    assert "reads TABLE" in impacted["tests/test_core.py::test_lookup"]
+    assert _labels(found)["tests/test_core.py::test_other"] == SKIP
+    # Storing into another object (here the module's function) is more than computing.
+    _patch(repo, w, "impure", {"app/core.py": CORE.replace(
+        '    return {"a": 1}', '    lookup.calls = 1\n    return {"a": 1}')})
+    impacted = {d.nodeid: d.detail for d in _plan(repo, w).labelled(IMPACTED)}
+    assert set(impacted) == {"tests/test_core.py::test_lookup", "tests/test_core.py::test_other",
+                             "tests/test_lazy.py::test_lazy"}
 
 
 def test_conftest_change_reruns_the_tests_under_it(recorded: tuple[GitRepo, str]) -> None:

@@ -1,0 +1,324 @@
+"""Whether code does nothing but compute and bind names (``rebind``'s *binding-only*).
+
+A statement run at import is binding-only when it calls nothing but known side-effect-free
+callables (the builtins that compute, the standard library's value constructors, methods of
+str, bytes, containers and compiled patterns), stores only into objects its own module made,
+and is no class whose making may run project code. A function body is *pure* when it does
+the same with its own locals: it may build and fill local containers, never store into an
+argument, a global or another module. Anything unknown is neither: the rules that use these
+answers then run more tests, never fewer.
+
+Calls to the project's own callables are collected rather than refused (``Purity.check``):
+a statement is binding-only *given* those callables are, which is how ``rebind`` judges a
+module-level statement that calls a changed pure function at import.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable, Iterable
+
+from agentgate.witness.syntax import FUNCS, STDLIB, Import, base_name, header, literal
+
+# Callables that compute a value and change nothing else a test can observe: calling one at
+# import binds a name and that is all. Everything else (a project function, a class of the
+# project, an unknown library) may register, patch or configure something.
+_PURE_MODULES = (
+    "abc", "cmath", "codecs", "collections", "copy", "dataclasses", "datetime", "decimal",
+    "enum", "fnmatch", "fractions", "functools", "html", "ipaddress", "itertools", "json",
+    "keyword", "math", "numbers", "operator", "os.path", "ntpath", "pathlib", "posixpath",
+    "re", "shlex", "string", "struct", "textwrap", "types", "typing", "typing_extensions",
+    "unicodedata", "uuid", "weakref", "attr", "attrs", "pytest.mark",
+)
+_PURE_CALLABLES = frozenset({
+    "contextlib.contextmanager", "contextlib.asynccontextmanager", "contextlib.suppress",
+    "logging.getLogger", "os.getenv", "os.environ.get", "os.fspath", "os.fsencode",
+    "os.fsdecode", "sys.intern", "threading.Lock", "threading.RLock", "threading.local",
+    "threading.Event", "threading.Condition", "pytest.fixture", "pytest.param",
+    "importlib.metadata.version", "gettext.gettext", "gettext.ngettext",
+    "platform.system", "platform.machine", "platform.python_implementation",
+    "sys.getdefaultencoding", "sys.getfilesystemencoding",
+})
+# Even from a module above: these change what other code sees (ABC registration, finalizers).
+_IMPURE_TAILS = (".register", ".finalize", ".seed", ".setdefault", ".update")
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "dir", "divmod", "enumerate", "filter", "float",
+    "format", "frozenset", "getattr", "hasattr", "hash", "hex", "id", "int", "isinstance",
+    "issubclass", "iter", "len", "list", "map", "max", "memoryview", "min", "next", "object",
+    "oct", "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set",
+    "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip",
+    *(n for n in dir(builtins) if n[:1].isupper()),  # exception classes, Ellipsis, ...
+})
+# Methods of str, bytes, numbers, containers and compiled patterns that only compute.
+_PURE_METHODS = frozenset({
+    "join", "format", "format_map", "split", "rsplit", "strip", "lstrip", "rstrip", "lower",
+    "upper", "replace", "startswith", "endswith", "encode", "decode", "copy", "keys",
+    "values", "items", "get", "union", "intersection", "difference", "symmetric_difference",
+    "title", "capitalize", "casefold", "count", "index", "find", "rfind", "partition",
+    "rpartition", "splitlines", "zfill", "ljust", "rjust", "center", "expandtabs",
+    "translate", "maketrans", "fromkeys", "removeprefix", "removesuffix", "match", "search",
+    "fullmatch", "sub", "subn", "findall", "finditer", "group", "groups", "to_bytes",
+    "from_bytes", "hex", "fromhex", "bit_length", "isoformat", "strftime", "total_seconds",
+    "isdigit", "isalpha", "isalnum", "isidentifier", "isupper", "islower", "isspace",
+})
+_COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.TryStar, ast.With)
+
+
+def qualified(item: Import) -> str | None:
+    """What an imported alias refers to, as a dotted name, for the standard library and the
+    known libraries above; None for the project and any other library."""
+    if item.level or item.name == "*":
+        return None
+    known = item.module.split(".")[0] in STDLIB or any(
+        item.module == m or item.module.startswith(m + ".") or m.startswith(item.module + ".")
+        for m in _PURE_MODULES)
+    if not known:
+        return None
+    if item.name is not None:
+        return f"{item.module}.{item.name}"
+    top = item.module.split(".")[0]
+    return top if item.alias == top else item.module  # ``import a.b`` binds ``a``
+
+
+class Purity:
+    """The rules for one module: its import table (alias -> dotted target, None for the
+    project's own) and the names its top level binds."""
+
+    def __init__(self, imported: dict[str, str | None], local: set[str],
+                 *, quiet_import: bool) -> None:
+        self.imported = imported
+        self.local = local
+        self.quiet_import = quiet_import
+        self._calls: set[str] | None = None  # while checking: the project callables called
+        self._mine: set[str] = set()  # in a function body: names it binds itself
+
+    def check(self, test: Callable[[], bool]) -> tuple[bool, frozenset[str]]:
+        """(binding-only given the project callables it calls, those callables)."""
+        self._calls = set()
+        try:
+            return test(), frozenset(self._calls)
+        finally:
+            self._calls = None
+
+    # --- statements -----------------------------------------------------------------
+
+    def stmt(self, stmt: ast.stmt) -> bool:
+        """Binding-only when run again (imports count as binding: what they import ran
+        already, once, whatever the values)."""
+        if isinstance(stmt, ast.Expr):
+            return self.expr(stmt.value)
+        if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            return (all(self.target_ok(t) for t in targets)
+                    and self.exprs([getattr(stmt, "value", None),
+                                    getattr(stmt, "annotation", None)]))
+        if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass | ast.Global | ast.Nonlocal
+                      | ast.Break | ast.Continue):
+            return not isinstance(stmt, ast.Global | ast.Nonlocal) or not self._mine
+        if isinstance(stmt, FUNCS):
+            found = header(stmt)
+            decorators = len(stmt.decorator_list)
+            return (all(self.decorator(d) for d in found[:decorators])
+                    and self.exprs(found[decorators:]))
+        if isinstance(stmt, ast.ClassDef):  # nested in a class, an if, a function
+            return (self.class_header(stmt)
+                    and (self.quiet_import or not self.project_base(stmt))
+                    and all(self.stmt(s) for s in stmt.body))
+        if isinstance(stmt, ast.Assert | ast.Raise | ast.Return):
+            return self.exprs(list(ast.iter_child_nodes(stmt)))  # may raise: that is all
+        if isinstance(stmt, ast.Delete):
+            return all(self.target_ok(t) for t in stmt.targets)
+        if isinstance(stmt, _COMPOUND):
+            return self.compound(stmt)
+        return type(stmt).__name__ == "TypeAlias"
+
+    def compound(self, stmt: ast.stmt) -> bool:
+        exprs: list[ast.AST | None] = [getattr(stmt, "test", None), getattr(stmt, "iter", None)]
+        if isinstance(stmt, ast.For | ast.AsyncFor) and not self.target_ok(stmt.target):
+            return False
+        if isinstance(stmt, ast.With):
+            for item in stmt.items:
+                # Entering runs the manager's __enter__: only a known one's.
+                if not (isinstance(item.context_expr, ast.Call)
+                        and self.expr(item.context_expr)):
+                    return False
+                if item.optional_vars is not None and not self.target_ok(item.optional_vars):
+                    return False
+        handlers = getattr(stmt, "handlers", ())
+        exprs += [h.type for h in handlers]
+        bodies = [getattr(stmt, k, []) for k in ("body", "orelse", "finalbody")]
+        bodies += [h.body for h in handlers]
+        return self.exprs(exprs) and all(self.stmt(s) for b in bodies for s in b)
+
+    def class_header(self, stmt: ast.ClassDef) -> bool:
+        if not all(self.decorator(d) for d in stmt.decorator_list):
+            return False
+        for keyword in stmt.keywords:
+            if keyword.arg != "metaclass" or not self.callee(keyword.value):
+                return False  # other keywords go to a base's __init_subclass__
+        return self.exprs(stmt.bases)
+
+    def project_base(self, stmt: ast.ClassDef) -> bool:
+        """A base of the project's (or of an unknown library): making the class may run its
+        ``__init_subclass__`` or metaclass."""
+        for base in stmt.bases:
+            node = base.value if isinstance(base, ast.Subscript) else base  # Generic[T]
+            if isinstance(node, ast.Call):
+                if not self.call(node):
+                    return True
+            elif self.target(node) is None:
+                return True
+        return False
+
+    def decorator(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):
+            return self.expr(node)  # the factory, then what it made (a known one's)
+        return self.callee(node)
+
+    def target_ok(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return True
+        if isinstance(node, ast.Tuple | ast.List):
+            return all(self.target_ok(e) for e in node.elts)
+        if isinstance(node, ast.Starred):
+            return self.target_ok(node.value)
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            # Storing into an object this code made itself (a table filled at import, a
+            # class attribute set after the class, a function's own list).
+            base = base_name(node)
+            owner = self._mine if self._mine else self.local
+            return (base is not None and base in owner
+                    and self.expr(getattr(node, "slice", None)))
+        return False
+
+    # --- function bodies ------------------------------------------------------------
+
+    def body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A function's body does nothing but compute its result from its locals (it may
+        raise). Its arguments are not its own: storing into one is a side effect."""
+        params = {a.arg for a in [*func.args.posonlyargs, *func.args.args,
+                                  *func.args.kwonlyargs, func.args.vararg, func.args.kwarg]
+                  if a is not None}
+        stores = {n.id for s in func.body for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        saved, self._mine = self._mine, (stores - params) | {"<body>"}
+        try:
+            return all(self.stmt(s) for s in func.body) and all(
+                self.body(n) for s in func.body for n in ast.walk(s) if isinstance(n, FUNCS))
+        finally:
+            self._mine = saved
+
+    # --- expressions ----------------------------------------------------------------
+
+    def exprs(self, nodes: Iterable[ast.AST | None]) -> bool:
+        return all(self.expr(n) for n in nodes if n is not None)
+
+    def expr(self, node: ast.AST | None) -> bool:
+        if node is None:
+            return True
+        # In a function body a lambda may be called there and then (``sorted(key=...)``).
+        for child in ast.walk(node) if self._mine else _runs_now(node):
+            if isinstance(child, ast.Call) and not self.call(child):
+                return False
+            if isinstance(child, ast.Await | ast.Yield | ast.YieldFrom) and not self._mine:
+                return False
+        return True
+
+    def call(self, call: ast.Call) -> bool:
+        func = call.func
+        if self.callee(func):
+            return True
+        if not isinstance(func, ast.Attribute):
+            return False
+        receiver = base_name(func.value)
+        if self._mine and receiver in self._mine:
+            return True  # a method of the function's own object (a list it fills)
+        # A method of a value (str, bytes, a compiled pattern, a container) that computes.
+        return func.attr in _PURE_METHODS and not self.project_value(func.value)
+
+    def callee(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):
+            inner = node.func
+            if self.target(inner) is None and not isinstance(inner, ast.Call):
+                return False  # what a project callable returned: anything
+            return self.call(node)
+        found = self.target(node)
+        if found is None:
+            return self._collect(node)
+        if found.endswith(_IMPURE_TAILS):
+            return False
+        if found.startswith("builtins."):
+            return found[9:] in _PURE_BUILTINS
+        return found in _PURE_CALLABLES or any(
+            found == m or found.startswith(m + ".") for m in _PURE_MODULES)
+
+    def _collect(self, node: ast.expr) -> bool:
+        """A project callable, while collecting: its name (a module attribute's name)."""
+        if self._calls is None:
+            return False
+        if isinstance(node, ast.Name) and node.id in self.local | self.imported.keys():
+            self._calls.add(node.id)
+            return True
+        if isinstance(node, ast.Attribute) and self.project_value(node.value):
+            self._calls.add(node.attr)
+            return True
+        return False
+
+    def target(self, node: ast.expr) -> str | None:
+        """The dotted name a Name or attribute chain refers to, when it is the standard
+        library, a builtin or another known library; None for the project's own names."""
+        if isinstance(node, ast.Name):
+            if node.id in self._mine:
+                return None
+            if node.id in self.imported:
+                return self.imported[node.id]
+            if node.id in self.local:
+                return None
+            return f"builtins.{node.id}" if hasattr(builtins, node.id) else None
+        if isinstance(node, ast.Attribute):
+            base = self.target(node.value)
+            if base is None or base.startswith("builtins."):
+                return None
+            return f"{base}.{node.attr}"
+        return None
+
+    def project_value(self, node: ast.expr) -> bool:
+        """Whether a method's receiver may be the project's own object (whose method of a
+        common name may do anything): a name imported from the project."""
+        base = base_name(node)
+        return base is not None and base in self.imported and self.imported[base] is None
+
+
+def _runs_now(node: ast.AST) -> Iterable[ast.AST]:
+    """An expression's nodes but a lambda's body (it runs when called)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.Lambda):
+            stack += [*current.args.defaults,
+                      *(d for d in current.args.kw_defaults if d is not None)]
+        else:
+            stack += ast.iter_child_nodes(current)
+
+
+def may_raise(stmt: ast.stmt) -> bool:
+    """Whether running the statement may raise: only literals bound to plain names, a
+    docstring, ``pass`` and a plain ``def`` (no decorators, literal defaults, no
+    annotations) cannot."""
+    if isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    ):
+        return False
+    if isinstance(stmt, ast.Assign | ast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return not (all(isinstance(t, ast.Name) for t in targets) and literal(stmt.value)
+                    and getattr(stmt, "annotation", None) is None)
+    if isinstance(stmt, FUNCS):
+        args = stmt.args
+        return bool(stmt.decorator_list or stmt.returns or any(
+            a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        ) or not all(literal(d) for d in [*args.defaults, *args.kw_defaults] if d))
+    return True
