@@ -80,7 +80,6 @@ class Module:
     statements: tuple[Statement, ...]
     reads: dict[str, Reads]  # function block name -> what its code reads
     exports: frozenset[str] | None  # a literal ``__all__``; None when there is none
-    pure_blocks: frozenset[str] = frozenset()  # functions whose body only computes a result
 
     def public(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` a star import of this module binds."""
@@ -89,33 +88,59 @@ class Module:
         return {n for n in names if not n.startswith("_")}
 
 
-def analyse(source: blocks.Source, *, quiet_import: bool = False) -> Module | None:
+def analyse(
+    source: blocks.Source, *, quiet_import: bool = False, digests: bool = False
+) -> Module | None:
     """The module's statements and its blocks' reads; None when it does not parse.
     ``quiet_import``: the recording saw no repository function run while this text was
     imported, so a class nested in another statement that derives from a project class ran
-    no project code when it was made (top-level classes say ``project_base`` instead)."""
+    no project code when it was made (top-level classes say ``project_base`` instead).
+    ``digests``: each statement's digest, to tell which changed (else left empty)."""
+    parsed = _parse(source)
+    if parsed is None:
+        return None
+    tree, bodies = parsed
     try:
-        text = blocks.decode(source)
-        tree = ast.parse(text)
-        layout = blocks.from_tree(tree, text)
-        bodies = _block_functions(tree, layout)
-        scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import)
+        scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import, digests)
         statements = tuple(scope.statement(s) for s in tree.body)
         reads = {name: _scan(_body_nodes(func), scope.rules.imported.keys())
                  for name, func in bodies.items()}
-        pure = frozenset(name for name, func in bodies.items() if scope.pure_body(func))
+    except (RecursionError, MemoryError):
+        return None
+    return Module(statements, reads, _exports(tree))
+
+
+def pure_functions(source: blocks.Source, names: Iterable[str]) -> frozenset[str]:
+    """Which of the named function blocks only compute their result (``purity.body``)."""
+    parsed = _parse(source)
+    if parsed is None:
+        return frozenset()
+    tree, bodies = parsed
+    try:
+        scope = _Scope(tree, {id(f) for f in bodies.values()}, False, False)
+        return frozenset(n for n in names if n in bodies and scope.pure_body(bodies[n]))
+    except (RecursionError, MemoryError):
+        return frozenset()
+
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _parse(source: blocks.Source) -> tuple[ast.Module, dict[str, _Function]] | None:
+    try:
+        text = blocks.decode(source)
+        tree = ast.parse(text)
+        return tree, _block_functions(tree, blocks.from_tree(tree, text))
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return None
-    return Module(statements, reads, _exports(tree), pure)
 
 
-def _block_functions(
-    tree: ast.Module, layout: blocks.FileBlocks
-) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Each block's function node, found by the line its body starts on."""
+def _block_functions(tree: ast.Module, layout: blocks.FileBlocks) -> dict[str, _Function]:
+    """Each block's function node, found by the line its body starts on (blocks are the
+    outermost functions: no function body is searched)."""
     by_start = {b.start: b.name for b in layout.blocks}
-    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    for node in ast.walk(tree):
+    found: dict[str, _Function] = {}
+    for node in (n for stmt in tree.body for n in walk_now(stmt)):
         if isinstance(node, FUNCS) and node.body:
             name = by_start.get(node.body[0].lineno)
             if name is not None and name not in found:
@@ -228,8 +253,10 @@ def _named_access(
 class _Scope:
     """One module's import table and top-level names, for its statements' purity."""
 
-    def __init__(self, tree: ast.Module, block_ids: set[int], quiet_import: bool) -> None:
+    def __init__(self, tree: ast.Module, block_ids: set[int], quiet_import: bool,
+                 digests: bool) -> None:
         self.block_ids = block_ids
+        self.digests = digests
         imported: dict[str, str | None] = {}  # alias -> dotted target (None: the project)
         for stmt in tree.body:
             for node in walk_now(stmt):
@@ -244,7 +271,7 @@ class _Scope:
                       self.rules.imported.keys())
         items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
                  for i in import_items(n)]
-        digest = _digest(_dump(stmt, self.block_ids))
+        digest = _digest(_dump(stmt, self.block_ids)) if self.digests else ""
         bound = frozenset(binds(stmt))
         imports_project = not all(i.stdlib for i in items)
         if isinstance(stmt, ast.ClassDef):
@@ -252,7 +279,7 @@ class _Scope:
             return Statement(
                 digest, bound, reads, self.rules.class_header(stmt),
                 imports_project, self.rules.project_base(stmt), tuple(items), name=stmt.name,
-                header=_digest("|".join(ast.dump(h) for h in header)),
+                header=_digest("|".join(ast.dump(h) for h in header)) if self.digests else "",
                 members=tuple(self.statement(s) for s in stmt.body),
             )
         given, calls = self.rules.check(lambda: self.rules.stmt(stmt))

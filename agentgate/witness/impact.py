@@ -9,7 +9,7 @@ name reads narrow. A node hit taints every node that depends on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from agentgate.witness import depgraph as graph
 from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
@@ -66,6 +66,21 @@ def _users(nodes: dict[str, graph.Node], paths: Iterable[str]) -> set[str]:
     found = set(paths)
     seeds = {graph.file_key(p): p for p in found if graph.file_key(p) in nodes}
     return set(graph.spread(nodes, seeds)) | found
+
+
+def reach(witness: Witness) -> Callable[[set[str]], set[str]]:
+    """For ``patch.compute``: the files whose code the nodes and tests that used the given
+    modules ran (the only code whose reads can count)."""
+    def files(paths: set[str]) -> set[str]:
+        users = _users(witness.nodes, paths)
+        found = {k[len("file:"):] for k in users if k.startswith("file:")}
+        found |= {p for k in users if k in witness.nodes for p, _ in witness.nodes[k].units}
+        for test in witness.tests.values():
+            if uses(test, users):
+                found.add(test.file)
+                found |= {p for p, _ in test.units}
+        return found
+    return files
 
 
 def uses(test: TestEntry, users: set[str]) -> bool:

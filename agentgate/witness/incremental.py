@@ -88,7 +88,8 @@ def find(root: Path, config: Config, sha: str, notes: list[str]) -> Basis | None
         notes.append(f"witness record --incremental: the witness {old.sha[:12]} {why}; "
                      "recording the whole suite")
         return None
-    patch = compute(root, old.sha, sha, config, graph.paths(old), imports=graph.import_runs(old))
+    patch = compute(root, old.sha, sha, config, graph.paths(old),
+                    imports=graph.import_runs(old), reach=impact.reach(old))
     basis = basis_for(old, patch, config)
     back = commits_between(root, old.sha, sha)
     notes.append(f"witness record --incremental: from the witness of {old.sha[:12]}, {back} "

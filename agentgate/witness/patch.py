@@ -51,12 +51,14 @@ class Patch:
 def compute(
     root: Path, old: str, new: str, config: Config, witnessed: set[str],
     *, imports: Mapping[str, frozenset[tuple[str, str]]] | None = None,
+    reach: Callable[[set[str]], set[str]] | None = None,
     quiet_import: Callable[[str], bool] = lambda _path: False,
 ) -> Patch:
     """What changed in old...new, for a witness whose units name the paths ``witnessed``;
     ``imports[module]``: the functions the recording saw run while that module was imported;
-    ``quiet_import(path)``: the recording saw no repository function run while that module
-    was imported (``rebind``)."""
+    ``reach(paths)``: the files whose code the tests and nodes that used those modules ran
+    (default: every witnessed one); ``quiet_import(path)``: the recording saw no repository
+    function run while that module was imported (``rebind``)."""
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
     keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
@@ -66,8 +68,8 @@ def compute(
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
-    rebound = _rebind(root, old, _Changed(changes, texts, tests, changed), witnessed,
-                      imports or {}, quiet_import)
+    rebound = _rebind(root, old, _Changed(changes, texts, tests, changed),
+                      reach or (lambda _paths: witnessed), imports or {}, quiet_import)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -107,7 +109,7 @@ class _Changed:
 
 
 def _rebind(
-    root: Path, old: str, diff: _Changed, witnessed: set[str],
+    root: Path, old: str, diff: _Changed, reach: Callable[[set[str]], set[str]],
     imports: Mapping[str, frozenset[tuple[str, str]]], quiet_import: Callable[[str], bool],
 ) -> Rebound:
     """A module whose module level changed only by binding names, or a changed function
@@ -125,7 +127,9 @@ def _rebind(
            if any(f in funcs.get(p, (b"", frozenset()))[1] for p, f in units)}
     if not pairs and not ran:
         return Rebound()
-    modules = sorted(p for p in witnessed | pairs.keys() if p.endswith(".py"))
+    # Only code the module rule's tests ran can be a reader that counts (``impact``).
+    involved = pairs.keys() | ran.keys() | funcs.keys()
+    modules = sorted(p for p in reach(set(involved)) | involved if p.endswith(".py"))
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
     outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,

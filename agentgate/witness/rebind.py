@@ -143,8 +143,9 @@ def judge(
     raising: set[str] = set()
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
-        old = modules.get(path) or bindings.analyse(old_text, quiet_import=quiet)
-        new = bindings.analyse(new_text)  # nothing recorded it: no evidence for its classes
+        old = bindings.analyse(old_text, quiet_import=quiet, digests=True)
+        # Nothing recorded the head's text: no evidence for its classes.
+        new = bindings.analyse(new_text, digests=True)
         delta = _delta(old, new, quiet) if old is not None and new is not None else None
         if delta is None or old is None or new is None:
             fallback.add(path)
@@ -155,10 +156,11 @@ def judge(
             raising.add(path)
         statements[path] = _union(old.statements, new.statements)
         changed_blocks[path] = _changed_blocks(old_text, new_text)
-        modules.setdefault(path, old)
+        modules[path] = old
     origin = {p: p for p in names}
     propagation = _Propagation(statements, modules, quiet_import)
-    resolved = _import_callers(at_import or AtImport(), propagation, names, fallback, origin)
+    resolved = _import_callers(at_import or AtImport(), propagation, universe, names,
+                               fallback, origin)
     raising |= resolved.keys()
     propagation.run(names, attrs, fallback, origin)
     kept = {p: frozenset(n) for p, n in names.items() if p not in fallback and n}
@@ -173,8 +175,8 @@ def judge(
 # --- a changed function run at import: what its callers there rebind ----------------------
 
 def _import_callers(
-    at_import: AtImport, propagation: _Propagation, names: dict[str, set[str]],
-    fallback: set[str], origin: dict[str, str],
+    at_import: AtImport, propagation: _Propagation, universe: Mapping[str, bytes],
+    names: dict[str, set[str]], fallback: set[str], origin: dict[str, str],
 ) -> dict[str, frozenset[tuple[str, str]]]:
     """A changed function that only computes its result (``purity``: before and after)
     and ran at a module's import, called there only by top-level statements that are
@@ -183,7 +185,10 @@ def _import_callers(
     binding-only, another function run at that import that reads it -- leaves the run to
     the module rule (every test using the module)."""
     resolved: dict[str, frozenset[tuple[str, str]]] = {}
-    heads: dict[str, Module | None] = {}
+    pure: dict[str, frozenset[str]] = {}  # path -> changed functions pure before and after
+    for path, (head, funcs) in at_import.changed.items():
+        before = bindings.pure_functions(universe.get(path, b""), funcs)
+        pure[path] = before & bindings.pure_functions(head, before)
     for module, ran in at_import.ran.items():
         hits = {(p, f) for p, f in ran
                 if f in at_import.changed.get(p, (b"", frozenset()))[1]}
@@ -191,9 +196,8 @@ def _import_callers(
             continue
         bound: set[str] = set()
         for path, func in sorted(hits):
-            if path not in heads:
-                heads[path] = bindings.analyse(at_import.changed[path][0])
-            found = _callers(module, path, func, ran, propagation, heads[path])
+            found = _callers(module, path, func, ran, propagation) if (
+                func in pure.get(path, frozenset())) else None
             if found is None:
                 break
             bound |= found
@@ -206,12 +210,10 @@ def _import_callers(
 
 def _callers(
     module: str, path: str, func: str, ran: frozenset[tuple[str, str]],
-    propagation: _Propagation, head: Module | None,
+    propagation: _Propagation,
 ) -> set[str] | None:
-    """What the statements of ``module`` calling ``path``'s ``func`` bind, or None."""
-    before = propagation.modules.get(path)
-    if ("." in func or head is None or before is None
-            or func not in before.pure_blocks or func not in head.pure_blocks):
+    """What the statements of ``module`` calling ``path``'s (pure) ``func`` bind, or None."""
+    if "." in func:
         return None
     statements = propagation.statements[module]
     aliases = {func} if module == path else {func} | {
