@@ -25,13 +25,17 @@ from agentgate.witness.syntax import FUNCS, STDLIB, Import, base_name, header, l
 # import binds a name and that is all. Everything else (a project function, a class of the
 # project, an unknown library) may register, patch or configure something.
 _PURE_MODULES = (
-    "abc", "cmath", "codecs", "collections", "copy", "dataclasses", "datetime", "decimal",
-    "enum", "fnmatch", "fractions", "functools", "html", "ipaddress", "itertools", "json",
-    "keyword", "math", "numbers", "operator", "os.path", "ntpath", "pathlib", "posixpath",
-    "re", "shlex", "string", "struct", "textwrap", "types", "typing", "typing_extensions",
-    "unicodedata", "uuid", "weakref", "attr", "attrs", "pytest.mark",
+    "abc", "cmath", "collections", "copy", "dataclasses", "datetime", "enum", "fnmatch",
+    "fractions", "functools", "html", "ipaddress", "itertools", "json", "keyword", "math",
+    "numbers", "os.path", "ntpath", "posixpath", "re", "shlex", "string", "struct",
+    "textwrap", "types", "typing", "typing_extensions", "unicodedata", "uuid", "weakref",
+    "attr", "attrs", "pytest.mark",
 )
+# Of modules that also write files or change global state (decimal.setcontext,
+# operator.setitem, Path.write_text): only what makes a value.
 _PURE_CALLABLES = frozenset({
+    "decimal.Decimal", "operator.itemgetter", "operator.attrgetter", "operator.methodcaller",
+    "pathlib.Path", "pathlib.PurePath", "pathlib.PurePosixPath", "pathlib.PureWindowsPath",
     "contextlib.contextmanager", "contextlib.asynccontextmanager", "contextlib.suppress",
     "logging.getLogger", "os.getenv", "os.environ.get", "os.fspath", "os.fsencode",
     "os.fsdecode", "sys.intern", "threading.Lock", "threading.RLock", "threading.local",

@@ -36,6 +36,13 @@ from agentgate.witness.syntax import Import
 # In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
 # (a file read as data still counts as changed).
 REBOUND = "<names>"
+# Names Python itself reads, unseen by any reader's code: a module's attribute hook, search
+# path, identity; a class's operators and protocols (``obj == other`` reads ``__eq__``). A
+# change binding one keeps the module rule.
+_IMPLICIT_MODULE = frozenset({"__getattr__", "__dir__", "__path__", "__builtins__",
+                              "__spec__", "__loader__", "__package__", "__name__", "__file__",
+                              "__class__"})
+_PLAIN_DUNDERS = frozenset({"__doc__", "__module__", "__qualname__"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,7 +266,9 @@ def _delta(old: Module, new: Module, quiet: bool) -> Found | None:
                 return None
             names |= found[0]
             attrs |= found[1]
-    return names, attrs
+    implicit = names & _IMPLICIT_MODULE or {a for a in attrs if a.startswith("__")
+                                            and a.endswith("__") and a not in _PLAIN_DUNDERS}
+    return None if implicit else (names, attrs)
 
 
 def _whole(stmt: Statement, quiet: bool) -> Found | None:

@@ -234,3 +234,21 @@ def test_a_pure_function_a_side_effect_calls_at_import_keeps_the_module_rule(
     patch(repo, w, "built", {"app/tables.py": text})
     impacted = _impacted(plan(repo, w))
     assert impacted["tests/test_built.py::test_built"] == "app/tables.py::_build"
+
+
+def test_names_python_reads_unseen_and_writes_through_the_stdlib_keep_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``__eq__`` in a class is read by ``==``, not by any code that names it; writing a file
+    through pathlib at import is an effect, though pathlib makes paths purely."""
+    repo, w = recorded
+    users = {T["clamp"], T["other"], T["retries"]}
+    eq = LIMITS.replace("    def retries(self):",
+                        "    def __eq__(self, other):\n        return True\n\n"
+                        "    def retries(self):")
+    patch(repo, w, "eq", {"app/limits.py": eq})
+    assert users <= set(_impacted(plan(repo, w)))
+    write = LIMITS.replace('"""Limits."""', '"""Limits."""\nimport pathlib\n\n'
+                           'pathlib.Path.write_text(pathlib.Path("limits.txt"), "3")')
+    patch(repo, w, "write", {"app/limits.py": write})
+    assert users <= set(_impacted(plan(repo, w)))
