@@ -72,6 +72,9 @@ class Witness:
 # ``info`` key: the recording ran the whole suite with no pytest arguments of its own
 # (``witness record`` without ``--``); a direct ``pytest --agentgate-witness`` run never says so.
 WHOLE_SUITE = "whole_suite"
+# ``info`` key: modules the recording saw imported, whose import ran no repository function
+# (so no class of theirs ran a project base's __init_subclass__ or metaclass; ``rebind``).
+QUIET_IMPORTS = "quiet_imports"
 
 
 def file_key(path: str) -> str:
@@ -84,6 +87,7 @@ class _Builder:
     tracked: Callable[[str], bool]  # executed code counts only in files git tracks
     data_ok: Callable[[str], bool]  # opened paths: tracked, or absent (a patch may add it)
     nodes: dict[str, Node] = field(default_factory=dict)
+    quiet: list[str] = field(default_factory=list)
 
     def ctx(self, name: str) -> dict[str, Any]:
         empty: dict[str, Any] = {"units": {}, "opened": [], "listed": [], "flags": {}}
@@ -130,6 +134,10 @@ class _Builder:
         for path in sorted(set(per_file) | executed | set(self.raw.get("static", {}))):
             if self.tracked(path):
                 self.nodes[file_key(path)] = self.file_node(path, per_file[path], preloaded)
+        self.quiet = sorted(
+            p for p in per_file if file_key(p) in self.nodes
+            and not any(n not in (MODULE, WHOLE, DIR, MISSING)
+                        for _path, n in self.nodes[file_key(p)].units))
 
     def file_node(self, path: str, contexts: list[str], preloaded: set[str]) -> Node:
         units: set[Unit] = {(path, MODULE)}
@@ -224,7 +232,15 @@ def build(
         tests=tests,
         collected=frozenset(raw.get("collected", ())),
         collect_errors=frozenset(raw.get("collect_errors", ())),
+        info={QUIET_IMPORTS: builder.quiet},
     )
+
+
+def quiet_imports(witness: Witness) -> Callable[[str], bool]:
+    """Whether the recording saw the module imported with no repository function run (an
+    older witness says nothing: no module is quiet)."""
+    quiet = frozenset(witness.info.get(QUIET_IMPORTS, ()))
+    return quiet.__contains__
 
 
 def paths(witness: Witness) -> set[str]:

@@ -55,8 +55,10 @@ class Basis:
         kept = {n: self.old.tests[n] for n in sorted(self.ids & collected)}
         nodes = combined_nodes(self.old.nodes, fresh.nodes, self.tainted)
         tests = graph.with_incompleteness(nodes, {**kept, **fresh.tests})
-        info = {**fresh.info, INFO: {"from": self.old.sha, "carried": len(kept),
-                                     "recorded": len(fresh.tests)}}
+        quiet = set(fresh.info.get(graph.QUIET_IMPORTS, ())) & set(
+            self.old.info.get(graph.QUIET_IMPORTS, ()))
+        info = {**fresh.info, graph.QUIET_IMPORTS: sorted(quiet),
+                INFO: {"from": self.old.sha, "carried": len(kept), "recorded": len(fresh.tests)}}
         return replace(fresh, nodes=nodes, tests=tests, info=info)
 
 
@@ -88,8 +90,8 @@ def find(root: Path, config: Config, sha: str, notes: list[str]) -> Basis | None
         notes.append(f"witness record --incremental: the witness {old.sha[:12]} {why}; "
                      "recording the whole suite")
         return None
-    patch = compute(root, old.sha, sha, config, graph.paths(old),
-                    imports=graph.import_runs(old), reach=impact.reach(old))
+    patch = compute(root, old.sha, sha, config, graph.paths(old), imports=graph.import_runs(old),
+                    reach=impact.reach(old), quiet_import=graph.quiet_imports(old))
     basis = basis_for(old, patch, config)
     back = commits_between(root, old.sha, sha)
     notes.append(f"witness record --incremental: from the witness of {old.sha[:12]}, {back} "

@@ -21,7 +21,13 @@ from pathlib import Path
 
 from agentgate.core.config import parse_shard
 from agentgate.core.errors import ConfigError
-from agentgate.witness.depgraph import WHOLE_SUITE, Node, Witness, with_incompleteness
+from agentgate.witness.depgraph import (
+    QUIET_IMPORTS,
+    WHOLE_SUITE,
+    Node,
+    Witness,
+    with_incompleteness,
+)
 
 FORMAT = "agentgate-witness-shard"
 VERSION = 1
@@ -78,9 +84,10 @@ def merge(shards: Sequence[Shard]) -> Witness:
     tests = {n: t for s in shards for n, t in s.witness.tests.items()}
     nodes = _merged_nodes(shards)
     whole = all(s.witness.info.get(WHOLE_SUITE) is True for s in shards)
+    quiet = set.intersection(*(set(s.witness.info.get(QUIET_IMPORTS, ())) for s in shards))
     return replace(
         first, recorded_at=min(s.witness.recorded_at for s in shards), nodes=nodes,
-        info={**first.info, WHOLE_SUITE: whole},
+        info={**first.info, WHOLE_SUITE: whole, QUIET_IMPORTS: sorted(quiet)},
         # A node one shard flagged taints every test that reaches it, whichever shard ran it.
         tests=with_incompleteness(nodes, tests),
         collected=frozenset().union(*(s.witness.collected for s in shards)),

@@ -87,6 +87,22 @@ FILES = {
                      "registry.add('built', _build())\n",
     "tests/test_built.py": "import app.tables  # noqa: F401\nfrom app import registry\n\n\n"
                            "def test_built():\n    assert registry.REGISTRY['built'] == {'x': 1}\n",
+    "app/base.py": "class Base:\n    KIND = 'base'\n",
+    "app/kinds.py": "from app.base import Base\n\n\nclass Fast(Base):\n    SPEED = 'fast'\n\n\n"
+                    "class Slow(Base):\n    KIND = 'slow'\n\n\n"
+                    "def fast_kind():\n    return Fast.SPEED\n",
+    "app/plugin.py": "REGISTRY = {}\n\n\nclass Plugin:\n"
+                     "    def __init_subclass__(cls, **kw):\n"
+                     "        super().__init_subclass__(**kw)\n"
+                     "        REGISTRY[cls.__name__] = dict(cls.__annotations__)\n",
+    "app/alpha.py": "from app.plugin import Plugin\n\n\nclass Alpha(Plugin):\n"
+                    "    size: int = 1\n",
+    "tests/test_kinds.py": "from app.kinds import Slow, fast_kind\n\n\n"
+                           "def test_fast():\n    assert fast_kind() == 'fast'\n\n\n"
+                           "def test_slow():\n    assert Slow.KIND == 'slow'\n",
+    "tests/test_plugins.py": "import app.alpha  # noqa: F401\nfrom app.plugin import REGISTRY\n\n\n"
+                             "def test_names():\n"
+                             "    assert REGISTRY == {'Alpha': {'size': int}}\n",
     "tests/test_local.py": "def test_local():\n    from app.limits import LIMIT\n\n"
                            "    assert LIMIT == 3\n",
     "tests/test_param.py": "import pytest\n\nfrom app.limits import LIMIT\n\n\n"
@@ -252,3 +268,20 @@ def test_names_python_reads_unseen_and_writes_through_the_stdlib_keep_the_module
                            'pathlib.Path.write_text(pathlib.Path("limits.txt"), "3")')
     patch(repo, w, "write", {"app/limits.py": write})
     assert users <= set(_impacted(plan(repo, w)))
+
+
+def test_a_subclass_body_change_is_judged_by_names_only_where_making_it_ran_no_project_code(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Making ``class Alpha(Plugin)`` runs Plugin.__init_subclass__, which files its
+    annotations in a registry no name shows: the recording saw project code run at that
+    import, so a change there keeps the module rule. Making ``class Slow(Base)`` ran none."""
+    repo, w = recorded
+    kinds = FILES["app/kinds.py"]
+    patch(repo, w, "slow", {"app/kinds.py": kinds.replace("'slow'", "'slower'")})
+    found = plan(repo, w)
+    assert "tests/test_kinds.py::test_slow" in _impacted(found)
+    assert "tests/test_kinds.py::test_fast" in _skipped(found)
+    alpha = FILES["app/alpha.py"]
+    patch(repo, w, "alpha", {"app/alpha.py": alpha.replace("size: int", "size: str")})
+    assert _impacted(plan(repo, w))["tests/test_plugins.py::test_names"] == "app/alpha.py"
