@@ -163,12 +163,17 @@ def witness_labels(results: list[Project]) -> list[str]:
 
 def reason_kind(reason: str | None) -> str:
     """A witnessed test's reason, coarsely: audit (the shadow sample), impacted through a
-    function it ran, impacted through module-level code (its own or a module it used),
-    incomplete, new, or the label itself."""
+    function it ran, through a name a module-level change rebound, through module-level code
+    (its own or a module it used), as the one importer of a changed module, incomplete,
+    new, or the label itself."""
     if reason is None:
         return "audit"
     label, _, unit = reason.partition(": ")
     if label == "run:impacted":
+        if "one test that imports it" in unit:
+            return "impacted:import-check"
+        if " reads " in unit or " imports " in unit or "definition changed" in unit:
+            return "impacted:name"  # a name a module-level change rebound (witness.rebind)
         return "impacted:function" if "::" in unit else "impacted:module-level"
     return {"escalate:incomplete-witness": "incomplete", "run:new": "new"}.get(label, label)
 

@@ -128,11 +128,20 @@ def test_what_the_root_conftest_loaded_by_a_computed_name_reruns_every_test(
     # The attack on the narrowing: the conftest's computed import loaded app/extra.py at the
     # base, so its module code governs every test's session, test_plain's included, though
     # no test imports it. Without COLLECT depending on the root conftest's import, the
-    # witness would skip all three.
-    data = _plan(repo, {"app/extra.py": "FLAG = 2\n"}, ROOT_LOADER, witness=True)
+    # witness would skip all three. (A change that only binds a name no test reads, such as
+    # FLAG = 2, runs nothing: witness.rebind; this one sets the session's recursion limit.)
+    effect = "import sys\n\nFLAG = 1\nsys.setrecursionlimit(5000)\n"
+    data = _plan(repo, {"app/extra.py": effect}, ROOT_LOADER, witness=True)
     assert data["verdict"] == "scoped"
     assert data["tests"] == ["tests/test_one.py::test_one", "tests/test_plain.py::test_plain",
                              "tests/test_two.py::test_two"]
+
+
+def test_a_name_no_test_reads_in_what_the_root_conftest_loaded_runs_nothing(
+    repo: GitRepo,
+) -> None:
+    data = _plan(repo, {"app/extra.py": "FLAG = 2\n"}, ROOT_LOADER, witness=True)
+    assert (data["verdict"], data["tests"]) == ("scoped", [])
 
 
 def test_the_root_conftest_with_a_computed_import_changing_still_promotes(
