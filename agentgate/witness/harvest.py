@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentgate.witness import blocks
 
 if TYPE_CHECKING:
-    import coverage
     import pytest
 
+    from agentgate.witness.lines import LineTracer
     from agentgate.witness.tracer import Tracer
 
 RAW_VERSION = 2  # 2: contexts carry ``missing`` (where failed imports looked)
@@ -61,7 +61,7 @@ class Recording(Protocol):
     import_files: dict[str, str | None]
     preloaded: set[str]
     tracer: Tracer | None  # Python 3.12+: code objects per context
-    cov: coverage.Coverage | None  # before: coverage's lines per context
+    lines: LineTracer | None  # before: coverage's lines per context
 
     def rel(self, path: object) -> str | None: ...
 
@@ -187,15 +187,54 @@ _OMIT = ("/site-packages/", "/dist-packages/", "/.venv/", "/.tox/")
 
 
 def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:
-    if rec.tracer is None:
-        return _units_from_lines(rec)
-    return _units_from_codes(rec, rec.tracer)
+    if rec.tracer is not None:
+        return _units_from_codes(rec, rec.tracer)
+    assert rec.lines is not None
+    if rec.lines.by_context is not None:
+        return _units_from_sets(rec, rec.lines)
+    return _units_from_lines(rec, rec.lines.cov.get_data())
 
 
-def _units_from_lines(rec: Recording) -> dict[str, dict[str, list[str]]]:
-    """coverage's lines per context, mapped onto the blocks of each file."""
-    assert rec.cov is not None
-    data = rec.cov.get_data()
+def _units_from_sets(rec: Recording, tracer: LineTracer) -> dict[str, dict[str, list[str]]]:
+    """The lines each context ran (kept in memory, ``lines.LineTracer``), mapped onto the
+    blocks of each file through a table of each file's lines."""
+    assert tracer.by_context is not None
+    tables: dict[str, tuple[str, _LineBlocks] | None] = {}
+    found: dict[str, dict[str, list[str]]] = {}
+    for ctx, per_file in tracer.by_context.items():
+        names: dict[str, set[str]] = defaultdict(set)
+        for path, lines in per_file.items():
+            if path not in tables:
+                name = tracer.file_name(path)  # as coverage's data would name it
+                rel = rec.rel(name)
+                tables[path] = None if rel is None else (rel, _LineBlocks(name))
+            where = tables[path]
+            if where is not None and lines:
+                names[where[0]].update(where[1].of(lines))
+        if names:
+            found[ctx] = {f: sorted(n) for f, n in names.items()}
+    return found
+
+
+class _LineBlocks:
+    """The block of each line of one file, from a table indexed by line number up to the
+    end of its last block (every line after it is module code)."""
+
+    def __init__(self, path: str) -> None:
+        self.layout = _parsed(path)[1]
+        last = self.layout.blocks[-1].end if self.layout and self.layout.blocks else 0
+        self.table = [self.layout.block_at(n) for n in range(last + 1)] if self.layout else []
+
+    def of(self, lines: set[int]) -> set[str]:
+        if self.layout is None:
+            return {blocks.MODULE}
+        if min(lines) >= 0 and max(lines) < len(self.table):
+            return set(map(self.table.__getitem__, lines))
+        return {self.layout.block_at(n) for n in lines}
+
+
+def _units_from_lines(rec: Recording, data: Any) -> dict[str, dict[str, list[str]]]:
+    """coverage's lines per context (its ``switch_context`` kept them), onto blocks."""
     fast = _units_from_bits(rec, data)
     return fast if fast is not None else _units_from_contexts(rec, data)
 

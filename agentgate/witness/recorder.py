@@ -17,7 +17,6 @@ process and does nothing unless a recorder is active.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
 import importlib.util
@@ -32,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from agentgate.witness import harvest, tracer
+from agentgate.witness import harvest, lines, tracer
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -109,49 +108,33 @@ class Recorder:
         self.session_ambient = {n: os.environ.get(n) for n in ambient}
         self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
         tool = tracer.free_tool()
-        self.tracer = tracer.Tracer(tool) if tool is not None else None
-        self.cov: Any = None if self.tracer else self._coverage()
+        self.tracer: tracer.Tracer | None = None
+        self.lines: lines.LineTracer | None = None
+        self._tracing: tracer.Tracer | lines.LineTracer
+        if tool is not None:
+            self._tracing = self.tracer = tracer.Tracer(tool)
+        else:  # before Python 3.12: coverage's C tracer, its lines kept per context
+            self._tracing = self.lines = lines.LineTracer(self.root)
         self._trace_fn: Any = None
         self._thread = threading.get_ident()
         self._settraced: list[tuple[Context, str]] = []  # settrace calls not yet checked
-
-    def _coverage(self) -> Any:
-        """Before Python 3.12: coverage's C tracer with one dynamic context per label."""
-        import coverage  # only when recording: the plugin must cost nothing otherwise
-
-        cov = coverage.Coverage(
-            data_file=None, config_file=False, branch=False, source=[self.root],
-            omit=["*/site-packages/*", "*/dist-packages/*", "*/.venv/*", "*/.tox/*"],
-        )
-        # The sysmon core has no dynamic contexts; coverage without the option has no sysmon.
-        with contextlib.suppress(Exception):
-            cov.set_option("run:core", "ctrace")
-        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
-        return cov
 
     # --- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
         global _ACTIVE
-        if self.tracer is not None:
-            self.tracer.start("c")
-        else:
-            self._start_coverage()
-        _install_hooks()
-        _ACTIVE = self
-
-    def _start_coverage(self) -> None:
-        self.cov.start()
-        core = getattr(self.cov, "_core", None)
-        if core is not None and not getattr(core, "supports_dynamic_contexts", True):
-            self.cov.stop()
+        try:
+            self._tracing.start("c")
+        except lines.NoContexts:
             # Without per-context data every line would count for the wrong test: refuse.
             raise pytest.UsageError(
                 "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
                 "contexts); unset COVERAGE_CORE or set it to ctrace"
-            )
-        self.cov.switch_context("c")
-        self._trace_fn = sys.gettrace()
+            ) from None
+        if self.lines is not None:
+            self._trace_fn = sys.gettrace()
+        _install_hooks()
+        _ACTIVE = self
 
     def stop(self) -> None:
         global _ACTIVE
@@ -159,10 +142,7 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        if self.tracer is not None:
-            self.tracer.stop()
-        else:
-            self.cov.stop()
+        self._tracing.stop()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
@@ -188,10 +168,7 @@ class Recorder:
             return
         self._busy = True
         try:
-            if self.tracer is not None:
-                self.tracer.switch(label)
-            else:
-                self.cov.switch_context(label)
+            self._tracing.switch(label)
             self._current = label
         finally:
             self._busy = False
