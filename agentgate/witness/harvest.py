@@ -369,6 +369,10 @@ def _block(layout: blocks.FileBlocks | None, code: CodeType) -> str:
 
 
 _PARSED: dict[str, tuple[ast.Module | None, blocks.FileBlocks | None]] = {}
+# Files whose text may hold a literal ``import_module("x")`` or ``__import__("x")`` call (a
+# non-ASCII identifier may spell either after NFKC normalisation): only these are walked
+# expression by expression; an import statement is found among the statements alone.
+_CALLS: set[str] = set()
 
 
 def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
@@ -378,6 +382,8 @@ def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
         source = _read(path)
         try:
             text = blocks.decode(source) if source is not None else None
+            if text is not None and (not text.isascii() or "import_" in text):
+                _CALLS.add(path)
             tree = ast.parse(text) if text is not None else None
             layout = blocks.from_tree(tree, text) if tree is not None and text else None
         except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
@@ -438,11 +444,32 @@ def _imported_names(path: str, name: str, package: str) -> dict[str, set[str]]:
     tree, layout = _parsed(path)
     if tree is None or layout is None:
         return found
-    for node in ast.walk(tree):
+    nodes = ast.walk(tree) if path in _CALLS else _statements(tree.body)
+    for node in nodes:
         names = _node_imports(node, package)
         if names:
             found[layout.block_at(getattr(node, "lineno", 0))].update(names)
     return found
+
+
+_HOLDERS = tuple(getattr(ast, n) for n in ("excepthandler", "match_case") if hasattr(ast, n))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every statement, nested ones included, without the expressions ``ast.walk`` visits:
+    the import scan of a file that calls no ``import_module`` needs only statements."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.stmt):
+                        todo.append(item)
+                    elif isinstance(item, _HOLDERS):  # except and case clauses
+                        todo.extend(item.body)
 
 
 def _node_imports(node: ast.AST, package: str) -> list[str]:

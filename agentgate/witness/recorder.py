@@ -369,7 +369,7 @@ class Recorder:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if self.out:
             with open(self.out, "w", encoding="utf-8") as fh:
-                json.dump(raw, fh)
+                fh.write(json.dumps(raw))  # the C encoder; json.dump encodes in Python
             said = f"agentgate witness: {len(self.tests)} tests recorded -> {self.out}"
         else:
             said = _store_here(self.root, raw)
