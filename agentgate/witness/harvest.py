@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import dis
 import os
+import re
 import sqlite3
 import sys
 from collections import defaultdict
@@ -373,6 +374,7 @@ _PARSED: dict[str, tuple[ast.Module | None, blocks.FileBlocks | None]] = {}
 # non-ASCII identifier may spell either after NFKC normalisation): only these are walked
 # expression by expression; an import statement is found among the statements alone.
 _CALLS: set[str] = set()
+_CALLED = re.compile(r"import_module|__import__")
 
 
 def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
@@ -382,7 +384,7 @@ def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
         source = _read(path)
         try:
             text = blocks.decode(source) if source is not None else None
-            if text is not None and (not text.isascii() or "import_" in text):
+            if text is not None and (not text.isascii() or _CALLED.search(text)):
                 _CALLS.add(path)
             tree = ast.parse(text) if text is not None else None
             layout = blocks.from_tree(tree, text) if tree is not None and text else None
