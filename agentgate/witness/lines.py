@@ -26,8 +26,13 @@ CANARY = "__agentgate_coverage_canary__.py"  # never on disk: coverage traces it
 _CANARY_SOURCE = "def canary():\n    return 1\n"
 
 
+NO_CONTEXTS = ("--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
+               "contexts); unset COVERAGE_CORE or set it to ctrace")
+
+
 class NoContexts(Exception):
-    """coverage's core cannot tell contexts apart (``COVERAGE_CORE=sysmon``)."""
+    """coverage's core cannot tell contexts apart (``COVERAGE_CORE=sysmon``): every line
+    would count for the wrong test, so recording is refused (``NO_CONTEXTS``)."""
 
 
 class LineTracer:

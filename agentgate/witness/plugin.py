@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from agentgate.witness.recorder import Recorder
+    from agentgate.witness.hooks import RecorderHooks
 
 # Mirrors agentgate.config.DEFAULT_AMBIENT (a test keeps them equal); not imported from there
 # because this module runs in the project's interpreter, where agentgate's config may not load.
 DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
 RECORDER_NAME = "agentgate-witness-recorder"
-RECORDER_KEY: pytest.StashKey[Recorder] = pytest.StashKey()
+RECORDER_KEY: pytest.StashKey[RecorderHooks] = pytest.StashKey()
+
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -131,20 +132,24 @@ def pytest_configure(config: pytest.Config) -> None:
 def _enable(config: pytest.Config, options: Any) -> None:
     if RECORDER_KEY in config.stash:
         return
-    from agentgate.witness.recorder import Recorder  # the hooks are installed only here
+    from agentgate.witness import lines, recorder  # the hooks are installed only here
+    from agentgate.witness.hooks import RecorderHooks
 
     names = tuple(n.strip() for n in str(options.agentgate_witness_ambient).split(",") if n)
-    recorder = Recorder(
-        root=str(config.rootpath), ambient=names, out=options.agentgate_witness_out
-    )
-    config.stash[RECORDER_KEY] = recorder
-    config.pluginmanager.register(recorder, RECORDER_NAME)
-    recorder.start()
+    rec = recorder.Recorder(root=str(config.rootpath))
+    try:
+        rec.start()
+    except lines.NoContexts:
+        raise pytest.UsageError(lines.NO_CONTEXTS) from None
+    rec.adopt(ambient=names, out=options.agentgate_witness_out)
+    hooks = RecorderHooks(rec)
+    config.stash[RECORDER_KEY] = hooks
+    config.pluginmanager.register(hooks, RECORDER_NAME)
 
 
 def _disable(config: pytest.Config) -> None:
-    recorder = config.stash.get(RECORDER_KEY, None)
-    if recorder is not None:
-        recorder.abandon()
-        config.pluginmanager.unregister(recorder, RECORDER_NAME)
+    hooks = config.stash.get(RECORDER_KEY, None)
+    if hooks is not None:
+        hooks.recorder.abandon()
+        config.pluginmanager.unregister(hooks, RECORDER_NAME)
         del config.stash[RECORDER_KEY]

@@ -1,4 +1,4 @@
-"""The recording half of the plugin: per-test contexts, an audit hook, an import hook.
+"""The recording machinery: per-test contexts, a tracer, an audit hook, an import hook.
 
 Every piece of code that runs is attributed to exactly one *context*, the innermost of:
 ``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
@@ -13,6 +13,10 @@ Audit events (PEP 578) see what coverage cannot: files opened for reading, folde
 and anything the witness cannot follow (subprocesses, sockets, ctypes), each attributed to
 the context it happened in. An audit hook cannot be removed, so one hook is installed per
 process and does nothing unless a recorder is active.
+
+No pytest here, so that a recorder can start before pytest is imported; the pytest hooks
+that feed it are in ``agentgate.witness.hooks``. Stdlib and coverage only, Python 3.9
+syntax: it runs in the project's interpreter.
 """
 
 from __future__ import annotations
@@ -26,10 +30,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Generator
 from typing import Any
-
-import pytest
 
 from agentgate.witness import harvest, lines, tracer
 from agentgate.witness.harvest import Context, TestRun
@@ -85,13 +86,14 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 class Recorder:
-    """Registered as a plugin only while recording; see ``plugin._enable``."""
+    """One recording; ``plugin._enable`` starts it and adopts it."""
 
-    def __init__(self, *, root: str, ambient: tuple[str, ...], out: str | None) -> None:
+    def __init__(self, *, root: str) -> None:
         self.root = os.path.abspath(root)
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
-        self.ambient_names = ambient
-        self.out = out
+        self.ambient_names: tuple[str, ...] = ()
+        self.out: str | None = None
+        self.adopted = False
         self.contexts: dict[str, Context] = {"c": Context()}
         self.import_names: dict[str, str] = {}
         self.tests: dict[str, TestRun] = {}
@@ -105,8 +107,8 @@ class Recorder:
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
         self.started_at = time.time()
-        self.session_ambient = {n: os.environ.get(n) for n in ambient}
-        self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
+        self.session_ambient: dict[str, str | None] = {}
+        self.preloaded: set[str] = set()
         tool = tracer.free_tool()
         self.tracer: tracer.Tracer | None = None
         self.lines: lines.LineTracer | None = None
@@ -122,19 +124,23 @@ class Recorder:
     # --- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
+        """Trace from here on, in context "c". Raises ``lines.NoContexts`` when coverage's
+        core cannot tell contexts apart: every line would count for the wrong test."""
         global _ACTIVE
-        try:
-            self._tracing.start("c")
-        except lines.NoContexts:
-            # Without per-context data every line would count for the wrong test: refuse.
-            raise pytest.UsageError(
-                "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
-                "contexts); unset COVERAGE_CORE or set it to ctrace"
-            ) from None
+        self._tracing.start("c")
+        # Taken once tracing runs, so a module imported in between counts as unseen.
+        self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
         if self.lines is not None:
             self._trace_fn = sys.gettrace()
         _install_hooks()
         _ACTIVE = self
+
+    def adopt(self, *, ambient: tuple[str, ...], out: str | None) -> None:
+        """The plugin takes the recording over."""
+        self.adopted = True
+        self.ambient_names = ambient
+        self.out = out
+        self.session_ambient = {n: os.environ.get(n) for n in ambient}
 
     def stop(self) -> None:
         global _ACTIVE
@@ -284,27 +290,25 @@ class Recorder:
                 return full[len(prefix):].replace(os.sep, "/")
         return "." if full in (self.root, os.path.realpath(self.root)) else None
 
-    # --- pytest hooks --------------------------------------------------------------------
+    # --- tests and fixtures (fed by ``hooks``) ------------------------------------------
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_protocol(
-        self, item: pytest.Item, nextitem: pytest.Item | None
-    ) -> Generator[None, Any, Any]:
-        ctx = "t:" + item.nodeid
+    def begin_test(self, nodeid: str, file: str) -> str:
         self._fixtures_now = set()
-        self.tests[item.nodeid] = TestRun(
-            file=self.rel(str(item.path)) or item.nodeid.split("::")[0],
+        self.tests[nodeid] = TestRun(
+            file=file,
             fixtures=set(),
             ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
         )
+        ctx = "t:" + nodeid
         self.push(ctx)
-        try:
-            return (yield)
-        finally:
-            self._retrace()
-            self.pop(ctx)
-            run = self.tests[item.nodeid]
-            run.fixtures = harvest.fixture_keys(item) | self._fixtures_now
+        return ctx
+
+    def end_test(self, ctx: str) -> None:
+        self._retrace()
+        self.pop(ctx)
+
+    def used_fixtures(self, nodeid: str, keys: set[str]) -> None:
+        self.tests[nodeid].fixtures = keys | self._fixtures_now
 
     def _retrace(self) -> None:
         """A test that replaced coverage's trace function (a debugger, coverage run by the
@@ -320,61 +324,29 @@ class Recorder:
             finally:
                 self._busy = False
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_fixture_setup(
-        self, fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
-    ) -> Generator[None, Any, Any]:
-        if getattr(fixturedef, "scope", None) == "function":
-            # Set up anew for each test: its code already belongs to the test's context.
-            return (yield)
-        key = harvest.fixture_key(fixturedef)
+    def begin_fixture(self, key: str, func: Any) -> str:
+        """A fixture set up once for several tests: its own context, shared by them."""
         self._fixtures_now.add(key)
-        code = getattr(fixturedef.func, "__code__", None)
+        code = getattr(func, "__code__", None)
         in_repo = code is not None and self.rel(code.co_filename) is not None
         self.push("f:" + key, cover=in_repo)
-        try:
-            return (yield)
-        finally:
-            self.pop("f:" + key)
+        return "f:" + key
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        run = self.tests.get(report.nodeid)
+    def report(self, nodeid: str, duration: float, *, failed: bool, skipped: bool) -> None:
+        run = self.tests.get(nodeid)
         if run is None:
             return
-        run.duration += report.duration
-        if report.failed:
+        run.duration += duration
+        if failed:
             run.outcome = "failed"
-        elif report.skipped and run.outcome == "passed":
+        elif skipped and run.outcome == "passed":
             run.outcome = "skipped"
 
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        path = report.nodeid.split("::")[0]
+    def collect_report(self, nodeid: str, *, failed: bool) -> None:
+        path = nodeid.split("::")[0]
         if not path or not os.path.isfile(os.path.join(self.root, path)):
             return
-        (self.collect_errors if report.failed else self.collected).add(path)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, Any]:
-        result = yield
-        self.finish(session)
-        return result
-
-    # --- output --------------------------------------------------------------------------
-
-    def finish(self, session: pytest.Session) -> None:
-        self.stop()
-        started = time.perf_counter()
-        raw = harvest.raw_recording(self, session)
-        raw["harvest_seconds"] = round(time.perf_counter() - started, 3)
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if self.out:
-            with open(self.out, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(raw))  # the C encoder; json.dump encodes in Python
-            said = f"agentgate witness: {len(self.tests)} tests recorded -> {self.out}"
-        else:
-            said = _store_here(self.root, raw)
-        if reporter is not None:
-            reporter.write_line(said)
+        (self.collect_errors if failed else self.collected).add(path)
 
 
 def _reads(args: tuple[Any, ...]) -> bool:
@@ -463,18 +435,3 @@ def _install_hooks() -> None:
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
-
-
-def _store_here(root: str, raw: dict[str, Any]) -> str:
-    """``pytest --agentgate-witness`` without an output file: store it for HEAD."""
-    try:
-        from pathlib import Path
-
-        from agentgate.core.errors import AgentgateError
-        from agentgate.witness import record
-    except ImportError as exc:
-        return f"agentgate witness: not stored ({exc}); use agentgate witness record"
-    try:
-        return record.store_raw(Path(root), raw)
-    except AgentgateError as exc:
-        return f"agentgate witness: not stored: {exc.message}"

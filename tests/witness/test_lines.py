@@ -40,7 +40,7 @@ class Box:
 VALUE = first()
 '''
 SCRIPT = '''import json, os, sys
-from agentgate.witness import harvest, lines
+from agentgate.witness import lines, units
 
 root, mode = sys.argv[1], sys.argv[2]
 tracer = lines.LineTracer(root)
@@ -68,8 +68,8 @@ class Rec:
         full = os.path.abspath(path)
         return full[len(root) + 1:] if full.startswith(root + os.sep) else None
 
-units = harvest._units_by_context(Rec())
-print(json.dumps({"in_memory": tracer.by_context is not None, "units": units}))
+found = units.by_context(Rec())
+print(json.dumps({"in_memory": tracer.by_context is not None, "units": found}))
 '''
 EXPECTED = {
     "i:1": {"mod.py": ["<module>", "first"]},
