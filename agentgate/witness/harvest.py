@@ -21,7 +21,9 @@ from agentgate.witness import blocks, units
 if TYPE_CHECKING:
     import pytest
 
-RAW_VERSION = 2  # 2: contexts carry ``missing`` (where failed imports looked)
+# 2: contexts carry ``missing`` (where failed imports looked); 3: ``startup``, the imports
+# of pytest's start-up seen by ``boot`` (an older agentgate would not charge them).
+RAW_VERSION = 3
 
 
 @dataclass
@@ -55,14 +57,15 @@ class Recording(units.Traced, Protocol):
     collect_errors: set[str]
     import_files: dict[str, str | None]
     preloaded: set[str]
+    startup: list[str]
 
 
 def tool_dirs() -> tuple[str, ...]:
     """Folders whose own file reads are tooling (pytest's assertion rewriting reading test
     sources), never a test's data. The import system's reads come from frozen frames; the
     ``importlib`` folder is not tooling: ``importlib.resources`` and ``importlib.metadata``
-    read data and metadata on the test's behalf. Found without importing them: the recorder
-    must be able to start before pytest (and pluggy, which may be the repository's)."""
+    read data and metadata on the test's behalf. Found without importing them: ``boot``
+    starts recording before pytest (and pluggy, which may be the repository's) is imported."""
     dirs = []
     for name in ("_pytest", "pluggy"):
         try:
@@ -108,6 +111,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "started_at": rec.started_at,
         "ambient": rec.session_ambient,
         "contexts": contexts,
+        "startup": [c for c in rec.startup if c in contexts],
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),

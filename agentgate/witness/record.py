@@ -6,7 +6,9 @@ at that revision, else the revision's worktree from ``git.worktrees``, and as a
 ``run.process`` run, so an interrupt leaves no pytest behind. agentgate may itself run from
 pre-commit's isolated environment while the project's interpreter lacks it (or coverage):
 then this run alone gets a folder on ``PYTHONPATH`` holding links to agentgate's package and
-to coverage's, and ``-p agentgate.witness`` loads the plugin from there.
+to coverage's, and ``-p agentgate.witness`` loads the plugin from there. pytest runs through
+``agentgate.witness.boot``, which starts recording before pytest is imported: what pytest's
+start-up runs of the repository is seen, and charged to every test.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Carry(Protocol):
 
 
 CARRY_OPTION = "--agentgate-witness-carry"
+BOOT = "agentgate.witness.boot"
 
 
 def record(
@@ -181,8 +184,10 @@ def _run_suite(
     python: str, env: dict[str, str], tree: Path, raw_path: Path, config: Config,
     pytest_args: Sequence[str], *, display: run_progress.Display | None = None,
 ) -> None:
+    # ``boot`` starts recording before pytest is imported, then runs it as ``-m pytest``
+    # would: what pytest's start-up runs of the repository is seen, not charged whole.
     cmd = [
-        python, "-m", "pytest", "-p", "agentgate.witness", "--agentgate-witness",
+        python, "-m", BOOT, "-p", "agentgate.witness", "--agentgate-witness",
         f"--agentgate-witness-out={raw_path}",
         f"--agentgate-witness-ambient={','.join(config.ambient)}",
         f"--rootdir={tree}", *pytest_args,

@@ -14,9 +14,10 @@ and anything the witness cannot follow (subprocesses, sockets, ctypes), each att
 the context it happened in. An audit hook cannot be removed, so one hook is installed per
 process and does nothing unless a recorder is active.
 
-No pytest here, so that a recorder can start before pytest is imported; the pytest hooks
-that feed it are in ``agentgate.witness.hooks``. Stdlib and coverage only, Python 3.9
-syntax: it runs in the project's interpreter.
+No pytest here: ``witness record`` starts a recorder before pytest is imported
+(``agentgate.witness.boot``), and the plugin adopts it; the pytest hooks that feed it are in
+``agentgate.witness.hooks``. Stdlib and coverage only, Python 3.9 syntax: it runs in the
+project's interpreter.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 class Recorder:
-    """One recording; ``plugin._enable`` starts it and adopts it."""
+    """One recording; ``plugin._enable`` adopts the one ``boot`` started, or starts one."""
 
     def __init__(self, *, root: str) -> None:
         self.root = os.path.abspath(root)
@@ -109,6 +110,9 @@ class Recorder:
         self.started_at = time.time()
         self.session_ambient: dict[str, str | None] = {}
         self.preloaded: set[str] = set()
+        # Import contexts started from "c" before the plugin adopted the recorder: what
+        # pytest's start-up imported (``boot``), charged to every test (``depgraph``).
+        self.startup: list[str] = []
         tool = tracer.free_tool()
         self.tracer: tracer.Tracer | None = None
         self.lines: lines.LineTracer | None = None
@@ -136,11 +140,13 @@ class Recorder:
         _ACTIVE = self
 
     def adopt(self, *, ambient: tuple[str, ...], out: str | None) -> None:
-        """The plugin takes the recording over."""
+        """The plugin takes the recording over: what was imported so far was pytest's
+        start-up."""
         self.adopted = True
         self.ambient_names = ambient
         self.out = out
         self.session_ambient = {n: os.environ.get(n) for n in ambient}
+        self.startup = list(self.contexts["c"].imports)
 
     def stop(self) -> None:
         global _ACTIVE
@@ -379,6 +385,12 @@ def _describe(event: str, args: tuple[Any, ...]) -> str:
 def _ambient_print(values: dict[str, str | None]) -> str:
     text = json.dumps(values, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def booted() -> Recorder | None:
+    """The recording ``boot`` started and no plugin adopted yet, if any."""
+    found = _ACTIVE
+    return found if found is not None and not found.adopted else None
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
