@@ -6,7 +6,9 @@ plugin hook runs, so a recording started by the plugin charges such a module who
 test (``depgraph``: preloaded). ``agentgate witness record`` runs pytest through this module
 instead: it starts a recorder in context "c", then runs pytest as ``python -m pytest`` would;
 the plugin (``-p agentgate.witness --agentgate-witness``) adopts the running recorder, and
-what pytest's start-up imported is charged to every test as seen, not whole.
+what pytest's start-up imported is charged to every test as seen, not whole. The recorder's
+tracer itself starts with the first code of the repository (``Recorder.start(lazy=True)``):
+on a repository pytest's start-up does not touch, recording costs what it did before.
 
 Stdlib and coverage only until pytest is imported, Python 3.9 syntax: it runs in the
 project's interpreter, and nothing of the project may be imported before recording starts.
@@ -19,14 +21,10 @@ import sys
 
 
 def main(args: list[str]) -> int:
-    from agentgate.witness import lines, recorder
+    from agentgate.witness import recorder
 
     rec = recorder.Recorder(root=_rootdir(args))
-    try:
-        rec.start()
-    except lines.NoContexts:
-        sys.stderr.write(f"ERROR: {lines.NO_CONTEXTS}\n")
-        return 4  # pytest's usage error
+    rec.start(lazy=True)  # traced from the first repository code on
     try:
         return _pytest(args)
     finally:

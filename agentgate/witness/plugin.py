@@ -157,6 +157,9 @@ def _enable(config: pytest.Config, options: Any) -> None:
         except lines.NoContexts:
             raise pytest.UsageError(lines.NO_CONTEXTS) from None
     rec.adopt(ambient=names, out=options.agentgate_witness_out)
+    if rec.unusable:  # boot's lazy start could not trace
+        rec.abandon()
+        raise pytest.UsageError(rec.unusable)
     hooks = RecorderHooks(rec)
     config.stash[RECORDER_KEY] = hooks
     config.pluginmanager.register(hooks, RECORDER_NAME)

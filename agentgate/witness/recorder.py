@@ -67,6 +67,8 @@ _WATCHED = {
         _CTYPES,
     ),
 }
+# Events that compile or run code, and the argument that names where it comes from.
+_RUNS = {"exec": 0, "compile": 1}
 _WHY = {
     _TRACE: "replaced the trace function the witness records with",
     _PROCESS: "ran a subprocess",
@@ -124,24 +126,60 @@ class Recorder:
         self._trace_fn: Any = None
         self._thread = threading.get_ident()
         self._settraced: list[tuple[Context, str]] = []  # settrace calls not yet checked
+        self.tracing = False
+        self.unusable: str | None = None  # why tracing could not start after a lazy start
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Trace from here on, in context "c". Raises ``lines.NoContexts`` when coverage's
-        core cannot tell contexts apart: every line would count for the wrong test."""
+    def start(self, *, lazy: bool = False) -> None:
+        """Record from here on, in context "c". Raises ``lines.NoContexts`` when coverage's
+        core cannot tell contexts apart: every line would count for the wrong test.
+
+        ``lazy`` (``boot``): the contexts, audit and import hooks now, the tracer only when
+        repository code is about to run (``wake``): a module of the repository found for an
+        import, or code compiled or executed from a repository file. Until then nothing of
+        the repository can run, and pytest's own start-up runs untraced."""
         global _ACTIVE
-        self._tracing.start("c")
-        # Taken once tracing runs, so a module imported in between counts as unseen.
-        self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
-        if self.lines is not None:
-            self._trace_fn = sys.gettrace()
+        if lazy:
+            self.preloaded = self._imported()
+        else:
+            self._trace()
         _install_hooks()
         _ACTIVE = self
+
+    def _trace(self) -> None:
+        self._tracing.start(self._current)
+        self.tracing = True
+        # Taken once tracing runs, so a module imported in between counts as unseen.
+        self.preloaded |= self._imported()
+        if self.lines is not None:
+            self._trace_fn = sys.gettrace()
+
+    def wake(self) -> None:
+        """Repository code is about to run: trace from here on (after a lazy start)."""
+        if self.tracing or self.unusable:
+            return
+        self._busy = True  # coverage imports as it starts: not the repository's imports
+        try:
+            self._trace()
+        except lines.NoContexts:
+            self.unusable = lines.NO_CONTEXTS  # the plugin refuses at adoption
+        finally:
+            self._busy = False
+
+    def holds(self, spec: Any) -> bool:
+        """Whether an import found a module (or a namespace package) in the repository."""
+        origin = getattr(spec, "origin", None) if getattr(spec, "has_location", False) else None
+        places = [origin, *(getattr(spec, "submodule_search_locations", None) or ())]
+        return any(isinstance(p, str) and self.rel(p) is not None for p in places)
+
+    def _imported(self) -> set[str]:
+        return {r for r in map(self.rel, harvest.module_files()) if r}
 
     def adopt(self, *, ambient: tuple[str, ...], out: str | None) -> None:
         """The plugin takes the recording over: what was imported so far was pytest's
         start-up."""
+        self.wake()
         self.adopted = True
         self.ambient_names = ambient
         self.out = out
@@ -154,7 +192,8 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        self._tracing.stop()
+        if self.tracing:
+            self._tracing.stop()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
@@ -177,6 +216,9 @@ class Recorder:
 
     def _switch(self, label: str) -> None:
         if label == self._current:
+            return
+        if not self.tracing:
+            self._current = label  # the tracer starts in it (``wake``)
             return
         self._busy = True
         try:
@@ -219,8 +261,10 @@ class Recorder:
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
-        if kind == _TRACE and self.tracer is not None:
-            return  # sys.monitoring: another tool's trace function hides nothing from it
+        if kind == _TRACE and (self.tracer is not None or not self.tracing):
+            # sys.monitoring: another tool's trace function hides nothing from it; before
+            # the tracer starts there is nothing to hide (starting it replaces any other).
+            return
         if kind == _TRACE and threading.get_ident() == self._thread:
             self._settrace(event, args, frame)
             return
@@ -397,6 +441,13 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     recorder = _ACTIVE
     if recorder is None or recorder._busy:
         return
+    if not recorder.tracing and event in _RUNS:
+        # Code compiled or executed from a repository file outside any import (runpy,
+        # importlib's exec_module of a spec made from a path): trace it.
+        where = args[_RUNS[event]] if len(args) > _RUNS[event] else None
+        name = getattr(where, "co_filename", where)
+        if isinstance(name, (str, bytes, os.PathLike)) and recorder.rel(name) is not None:
+            recorder.wake()
     kind = _WATCHED.get(event)
     if kind is None:
         return
@@ -422,12 +473,16 @@ def _find_and_load(name: str, import_: Any) -> Any:
 def _find_spec(name: str, path: Any, target: Any = None) -> Any:
     spec = _ORIGINAL_FIND_SPEC(name, path, target)
     recorder = _ACTIVE
-    if spec is None and recorder is not None and not recorder._busy:
+    if recorder is None or recorder._busy:
+        return spec
+    if spec is None:
         recorder._busy = True
         try:
             recorder.missed(name, path, sys._getframe(1))
         finally:
             recorder._busy = False
+    elif not recorder.tracing and recorder.holds(spec):
+        recorder.wake()  # before the module's code runs
     return spec
 
 
