@@ -173,6 +173,16 @@ class Recorder:
         places = [origin, *(getattr(spec, "submodule_search_locations", None) or ())]
         return any(isinstance(p, str) and self.rel(p) is not None for p in places)
 
+    def in_file(self, name: object) -> bool:
+        """Whether code named ``name`` (a code object's file name, a ``compile`` argument)
+        comes from a repository file: not ``<string>``, ``<frozen ...>`` and the like, which
+        ``rel`` would take for relative paths (typing compiles ``<string>`` at any import)."""
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        elif isinstance(name, os.PathLike):
+            name = os.fspath(name)
+        return isinstance(name, str) and not name.startswith("<") and self.rel(name) is not None
+
     def _imported(self) -> set[str]:
         return {r for r in map(self.rel, harvest.module_files()) if r}
 
@@ -445,8 +455,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         # Code compiled or executed from a repository file outside any import (runpy,
         # importlib's exec_module of a spec made from a path): trace it.
         where = args[_RUNS[event]] if len(args) > _RUNS[event] else None
-        name = getattr(where, "co_filename", where)
-        if isinstance(name, (str, bytes, os.PathLike)) and recorder.rel(name) is not None:
+        if recorder.in_file(getattr(where, "co_filename", where)):
             recorder.wake()
     kind = _WATCHED.get(event)
     if kind is None:

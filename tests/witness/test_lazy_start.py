@@ -52,3 +52,19 @@ def test_the_repositorys_first_code_runs_traced(tmp_path: Path, how: str) -> Non
     assert found["early"] is False  # a library's import does not start the tracer
     assert found["ran"] == ["<module>", "setup"]
     assert found["preloaded"] == []
+
+
+def test_code_compiled_from_a_string_does_not_start_the_tracer(tmp_path: Path) -> None:
+    """``typing`` and ``dataclasses`` compile ``<string>`` code at many imports: a name that
+    is no file is not the repository's, even when run from the repository's folder."""
+    script = ("from agentgate.witness import recorder\n"
+              "import os, sys\n"
+              "rec = recorder.Recorder(root=os.getcwd())\n"
+              "rec.start(lazy=True)\n"
+              "exec(compile('x = 1', '<string>', 'exec'))\n"
+              "print(rec.tracing)\n"
+              "rec.abandon()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
