@@ -3,11 +3,14 @@
 For each project (PyPI sdists: click 8.1.7 and Jinja2 3.1.4 -- rich's sdist ships no tests),
 in one run and one after another:
 
-1. **Recording overhead**: the full suite plain, with ``--agentgate-witness`` and with
-   ``--testmon`` (pytest-testmon's own recording), alternated, best of ``--reps``, with the
-   recording's harvest (after the last test) apart; then the real ``agentgate witness
-   record`` (what a user runs) once, and ``witness record --incremental`` after a merge that
-   edits one function (what CI on main pays per merge).
+1. **Recording overhead**: the full suite plain, with ``--agentgate-witness`` (recording
+   started by the plugin), through ``agentgate.witness.boot`` (recording started before
+   pytest is imported: what ``witness record`` runs) and with ``--testmon`` (pytest-testmon's
+   own recording), alternated, best of ``--reps`` in wall and in CPU time (user + system of
+   the child, less disturbed by other work on the machine), with the recording's harvest
+   (after the last test) apart; then the real ``agentgate witness record`` (what a user runs)
+   once, and ``witness record --incremental`` after a merge that edits one function (what CI
+   on main pays per merge).
 2. **Single-function patches**: ``--patches`` functions of the package, picked with a fixed
    seed, each mutated to ``raise RuntimeError`` on entry (one commit each on top of W). For
    each patch the full suite runs (the truth: does any test catch it?), then
@@ -34,6 +37,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -109,6 +113,7 @@ class Run:
     seconds: float
     cases: dict[str, tuple[float, bool]] = field(default_factory=dict)  # id -> (time, failed)
     exit_code: int = 0  # 3: pytest INTERNALERROR (a plugin crashed mid-run)
+    cpu: float = 0.0  # user + system seconds of the child processes
 
     @property
     def failed(self) -> set[str]:
@@ -127,17 +132,26 @@ def pytest_env(repo: Path) -> dict[str, str]:
     return env
 
 
-def run_pytest(repo: Path, python: Path, args: list[str], *, extra_path: str = "") -> Run:
+def run_pytest(repo: Path, python: Path, args: list[str], *, extra_path: str = "",
+               module: str = "pytest", lead: tuple[str, ...] = ()) -> Run:
+    """``python -m MODULE LEAD... -q --junitxml=... ARGS...`` (``-m coverage run ... -m
+    pytest`` takes its own arguments first)."""
     env = pytest_env(repo)
     if extra_path:
         env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], extra_path])
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
-        start = time.perf_counter()
-        proc = subprocess.run([str(python), "-m", "pytest", "-q", f"--junitxml={junit}", *args],
-                              cwd=repo, env=env, capture_output=True)
+        before, start = cpu_seconds(), time.perf_counter()
+        cmd = [str(python), "-m", module, *lead, "-q", f"--junitxml={junit}", *args]
+        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True)
         seconds = time.perf_counter() - start
-        return Run(seconds, parse_junit(junit), proc.returncode)
+        return Run(seconds, parse_junit(junit), proc.returncode, cpu_seconds() - before)
+
+
+def cpu_seconds() -> float:
+    """User + system time of every child this process has waited for."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def parse_junit(path: Path) -> dict[str, tuple[float, bool]]:
@@ -165,30 +179,34 @@ def shim_dir() -> str:
 
 def overhead(repo: Path, python: Path, reps: int) -> dict[str, float]:
     raw = WORK / f"{repo.name}-raw.json"
-    variants = {
-        "plain": ([], ""),
-        "witness": (["-p", "agentgate.witness", "--agentgate-witness",
-                     f"--agentgate-witness-out={raw}"], shim_dir()),
-        "testmon": (["--testmon"], ""),
+    record = ["-p", "agentgate.witness", "--agentgate-witness", f"--agentgate-witness-out={raw}"]
+    variants = {  # name: (pytest arguments, PYTHONPATH addition, module run with -m)
+        "plain": ([], "", "pytest"),
+        "witness": (record, shim_dir(), "pytest"),
+        "boot": (record, shim_dir(), "agentgate.witness.boot"),
+        "testmon": (["--testmon"], "", "pytest"),
     }
     best: dict[str, float] = {}
     for _ in range(reps):
-        for name, (args, extra) in variants.items():
+        for name, (args, extra, module) in variants.items():
             for leftover in repo.glob(".testmondata*"):
                 leftover.unlink()
-            run = run_pytest(repo, python, args, extra_path=extra)
+            raw.unlink(missing_ok=True)
+            run = run_pytest(repo, python, args, extra_path=extra, module=module)
             best[name] = min(best.get(name, run.seconds), run.seconds)
-            if name == "witness" and raw.is_file():  # the recording's own share, after pytest
+            best[f"{name} cpu"] = min(best.get(f"{name} cpu", run.cpu), run.cpu)
+            if name in ("witness", "boot") and raw.is_file():  # the harvest, after pytest
                 spent = float(json.loads(raw.read_text())["harvest_seconds"])
-                best["harvest"] = min(best.get("harvest", spent), spent)
+                best[f"{name} harvest"] = min(best.get(f"{name} harvest", spent), spent)
             if run.exit_code == 3:
                 best[f"{name} crashed"] = 1.0
     # The last --testmon run left W's testmon database: keep it for the patches.
     for data in repo.glob(".testmondata*"):
         shutil.copy(data, WORK / f"{repo.name}-{data.name}")
-    start = time.perf_counter()
+    before, start = cpu_seconds(), time.perf_counter()
     sh([sys.executable, "-m", "agentgate", "witness", "record"], repo)
     best["agentgate witness record"] = time.perf_counter() - start
+    best["agentgate witness record cpu"] = cpu_seconds() - before
     best.update(incremental(repo))
     return best
 
@@ -200,14 +218,15 @@ def incremental(repo: Path) -> dict[str, float]:
     edit = mutants(repo, package, 1)[0]
     w = sh(["git", "rev-parse", "HEAD"], repo).stdout.strip()
     apply(repo, w, 999, edit, line="_agentgate_bench = None")
-    start = time.perf_counter()
+    before, start = cpu_seconds(), time.perf_counter()
     done = sh([sys.executable, "-m", "agentgate", "witness", "record", "--incremental",
                "--format", "json"], repo)
     seconds = time.perf_counter() - start
+    cpu = cpu_seconds() - before
     sh(["git", "checkout", "-q", "-f", "main"], repo)
     note = next(n for n in json.loads(done.stdout)["notes"] if "carried" in n)
     carried = int(note.split(" tests carried")[0].split(": ")[-1].split(" of ")[0])
-    return {"incremental": seconds, "carried": carried,
+    return {"incremental": seconds, "incremental cpu": cpu, "carried": carried,
             "tests": float(json.loads(done.stdout)["tests"])}
 
 
@@ -382,18 +401,23 @@ def markdown(results: list[Project], args: argparse.Namespace) -> str:
         "the JUnit time of the tests a band ran over the full suite's. The witness band is "
         "the gate's selection (impacted, fixture drift, escalated, new), without the shadow "
         "sample. The import-closure band is `agentgate plan`'s test files.",
-        "", "## Recording overhead (full suite, wall seconds, best of the reps)", "",
-        "| project | plain | --agentgate-witness | overhead | of which harvest | "
+        "", "## Recording overhead (full suite, best of the reps)", "",
+        "Seconds, wall / CPU (user + system of the child processes), and the ratio to the "
+        "plain suite's. `--agentgate-witness`: recording started by the plugin; `boot`: "
+        "`python -m agentgate.witness.boot`, recording started before pytest is imported, what "
+        "`agentgate witness record` runs (which adds its worktree, interpreter probe, "
+        "fingerprint and store).", "",
+        "| project | plain | --agentgate-witness | boot | of which harvest | "
         "--testmon (fresh) | agentgate witness record | --incremental after a one-function "
         "merge (tests carried) |", "|---|---|---|---|---|---|---|---|",
     ]
     for res in results:
         c = res.costs
         crash = " (INTERNALERROR)" if "testmon crashed" in c else ""
-        out.append(f"| {res.name} | {c['plain']:.1f} | {c['witness']:.1f} | "
-                   f"{c['witness'] / c['plain']:.2f}x | {c.get('harvest', 0):.2f} | "
-                   f"{c['testmon']:.1f}{crash} | {c['agentgate witness record']:.1f} | "
-                   f"{c['incremental']:.1f} ({c['carried']:.0f} of {c['tests']:.0f}) |")
+        out.append(f"| {res.name} | {_cost(c, 'plain')} | {_cost(c, 'witness')} | "
+                   f"{_cost(c, 'boot')} | {c.get('boot harvest', 0):.2f} | "
+                   f"{_cost(c, 'testmon')}{crash} | {_cost(c, 'agentgate witness record')} | "
+                   f"{_cost(c, 'incremental')} ({c['carried']:.0f} of {c['tests']:.0f}) |")
     out += ["", "## Single-function patches (share of the full suite each band runs)", "",
             "| project | patches (caught by full suite) | band | tests | test time | "
             "caught | missed failing tests | runs crashed |", "|---|---|---|---|---|---|---|---|"]
@@ -406,6 +430,15 @@ def markdown(results: list[Project], args: argparse.Namespace) -> str:
     for res in results:
         out += [_patch_line(res.name, row) for row in res.rows]
     return "\n".join(out) + "\n"
+
+
+def _cost(costs: dict[str, float], name: str) -> str:
+    """``wall / cpu`` seconds, with each one's ratio to the plain suite's."""
+    wall, cpu = costs[name], costs[f"{name} cpu"]
+    if name == "plain":
+        return f"{wall:.2f} / {cpu:.2f}"
+    return (f"{wall:.2f} / {cpu:.2f} ({wall / costs['plain']:.2f}x / "
+            f"{cpu / costs['plain cpu']:.2f}x)")
 
 
 def _band_rows(res: Project) -> list[str]:

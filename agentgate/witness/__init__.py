@@ -5,6 +5,10 @@ installed it names the same plugin and pytest skips the ``-p`` (no double regist
 when it is not (agentgate runs from pre-commit's environment and makes itself importable
 for one recording run), pytest registers this package, so it carries the plugin's hooks.
 Outside pytest nothing is imported here: the gate and the store stay free of pytest.
+
+PYTEST_DONT_REWRITE: ``agentgate.witness.boot`` imports this package before pytest and
+adds the hooks itself; ``-p agentgate.witness`` would otherwise warn that the package cannot
+be rewritten (an error under ``-W error``). It holds no assertion to rewrite.
 """
 
 from __future__ import annotations

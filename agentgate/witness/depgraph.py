@@ -110,14 +110,19 @@ class _Builder:
         units.update((p, DIR) for p in ctx.get("listed", ()))
         units.update((p, MISSING) for p in ctx.get("missing", ()))
         for child in ctx.get("imports", ()) if imports else ():
-            path = self.raw["import_files"].get(child)
-            if path and self.tracked(path):
-                deps.add(file_key(path))
-            else:
-                child_units, child_deps, _flags = self.gather(child)
-                units |= child_units
-                deps |= child_deps
+            self.import_of(child, units, deps)
         return units, deps, dict(ctx.get("flags", {}))
+
+    def import_of(self, child: str, units: set[Unit], deps: set[str]) -> None:
+        """What one import context adds: the file node of a repository module, else (an
+        import of a library, see-through) what it ran and imported."""
+        path = self.raw["import_files"].get(child)
+        if path and self.tracked(path):
+            deps.add(file_key(path))
+        else:
+            child_units, child_deps, _flags = self.gather(child)
+            units |= child_units
+            deps |= child_deps
 
     def imported_by(self, path: str, names: Iterable[str]) -> set[str]:
         """The file nodes the given blocks of ``path`` import (see harvest._static_imports)."""
@@ -162,11 +167,19 @@ class _Builder:
                 # nodes, not something every test depends on.
                 units, deps, flags = self.gather(name, imports=name != COLLECT)
                 if name == COLLECT:
+                    self.charge_startup(units, deps)
                     self.charge_preloaded(units, deps)
                     deps.add(file_key(ROOT_CONFTEST))
                 self.nodes[key] = Node(
                     key, frozenset(units), frozenset(deps), tuple(sorted(flags.items()))
                 )
+
+    def charge_startup(self, units: set[Unit], deps: set[str]) -> None:
+        """What pytest's start-up imported, seen by ``boot`` before any plugin ran (pytest
+        itself, ``-p`` plugins and what they import): every test runs under it, like the
+        root conftest. Collection's imports (test modules, conftests) stay the files' own."""
+        for child in self.raw.get("startup", ()):
+            self.import_of(child, units, deps)
 
     def charge_preloaded(self, units: set[Unit], deps: set[str]) -> None:
         """Modules imported before recording started ran their module code, and maybe any of

@@ -1,32 +1,29 @@
 """Turn a finished recording into plain data: blocks per context, files, imports, tests.
 
-Runs inside the recording pytest process (stdlib and ``blocks`` only; pytest only for
-types, so agentgate can read ``RAW_VERSION`` without pytest). The raw recording is a
+Runs inside the recording pytest process (stdlib, ``blocks`` and ``units`` only; pytest only
+for types, so agentgate can read ``RAW_VERSION`` without pytest). The raw recording is a
 JSON-able dict that ``agentgate.witness.graph`` turns into a witness.
 """
 
 from __future__ import annotations
 
 import ast
-import dis
+import importlib.util
 import os
-import sqlite3
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentgate.witness import blocks
+from agentgate.witness import blocks, units
 
 if TYPE_CHECKING:
-    import coverage
     import pytest
 
-    from agentgate.witness.tracer import Tracer
-
-RAW_VERSION = 2  # 2: contexts carry ``missing`` (where failed imports looked)
+# 2: contexts carry ``missing`` (where failed imports looked); 3: ``startup``, the imports
+# of pytest's start-up seen by ``boot`` (an older agentgate would not charge them).
+RAW_VERSION = 3
 
 
 @dataclass
@@ -47,7 +44,7 @@ class TestRun:
     duration: float = 0.0
 
 
-class Recording(Protocol):
+class Recording(units.Traced, Protocol):
     """What a harvest reads from the recorder (``recorder.Recorder``), which imports this
     module: the dependency runs one way."""
 
@@ -60,21 +57,23 @@ class Recording(Protocol):
     collect_errors: set[str]
     import_files: dict[str, str | None]
     preloaded: set[str]
-    tracer: Tracer | None  # Python 3.12+: code objects per context
-    cov: coverage.Coverage | None  # before: coverage's lines per context
-
-    def rel(self, path: object) -> str | None: ...
+    startup: list[str]
 
 
 def tool_dirs() -> tuple[str, ...]:
     """Folders whose own file reads are tooling (pytest's assertion rewriting reading test
     sources), never a test's data. The import system's reads come from frozen frames; the
     ``importlib`` folder is not tooling: ``importlib.resources`` and ``importlib.metadata``
-    read data and metadata on the test's behalf."""
-    import _pytest
-    import pluggy
-
-    dirs = [os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy)]
+    read data and metadata on the test's behalf. Found without importing them: ``boot``
+    starts recording before pytest (and pluggy, which may be the repository's) is imported."""
+    dirs = []
+    for name in ("_pytest", "pluggy"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        found = list(getattr(spec, "submodule_search_locations", None) or ())
+        dirs.extend(found[:1])
     return tuple(os.path.join(d, "") for d in dirs if d)
 
 
@@ -104,13 +103,15 @@ def fixture_keys(item: pytest.Item) -> set[str]:
 
 def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     modules = _modules(rec, session)
-    units = _units_by_context(rec)
+    found = units.by_context(rec)
+    contexts = _contexts(rec, found)
     return {
         "version": RAW_VERSION,
         "python": sys.version.split()[0],
         "started_at": rec.started_at,
         "ambient": rec.session_ambient,
-        "contexts": _contexts(rec, units),
+        "contexts": contexts,
+        "startup": [c for c in rec.startup if c in contexts],
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
@@ -130,20 +131,20 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     }
 
 
-def _contexts(rec: Recording, units: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
+def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
     """Every context that holds data or leads to one; imports of third-party modules that
     ran no repository code are dropped (most of them)."""
     entries: dict[str, dict[str, Any]] = {}
     for name, ctx in rec.contexts.items():
         entries[name] = {
-            "units": units.get(name, {}),
+            "units": found.get(name, {}),
             "opened": sorted(ctx.opened),
             "listed": sorted(ctx.listed),
             "missing": sorted(ctx.missing),
             "flags": dict(ctx.flags),
             "imports": list(ctx.imports),
         }
-    for name, files in units.items():
+    for name, files in found.items():
         entries.setdefault(name, _empty())["units"] = files
     kept: set[str] = set()
     # Children are numbered after their parents, so one pass from the highest number up
@@ -171,8 +172,8 @@ def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for rel in sorted(rec.preloaded):
         # Installed code inside the tree (a .venv) is the environment's, not the repository's.
-        if rel.endswith(".py") and not any(part in f"/{rel}" for part in _OMIT):
-            layout = _parsed(os.path.join(rec.root, *rel.split("/")))[1]
+        if rel.endswith(".py") and not any(part in f"/{rel}" for part in units.OMIT):
+            layout = units.parsed(os.path.join(rec.root, *rel.split("/")))[1]
             names = [b.name for b in layout.blocks] if layout else [blocks.WHOLE]
             found[rel] = [blocks.MODULE, *sorted(set(names))]
     return found
@@ -180,171 +181,6 @@ def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
 
 def _empty() -> dict[str, Any]:
     return {"units": {}, "opened": [], "listed": [], "missing": [], "flags": {}, "imports": []}
-
-
-# Installed code inside the tree (a virtualenv in the repository) is not the repository's.
-_OMIT = ("/site-packages/", "/dist-packages/", "/.venv/", "/.tox/")
-
-
-def _units_by_context(rec: Recording) -> dict[str, dict[str, list[str]]]:
-    if rec.tracer is None:
-        return _units_from_lines(rec)
-    return _units_from_codes(rec, rec.tracer)
-
-
-def _units_from_lines(rec: Recording) -> dict[str, dict[str, list[str]]]:
-    """coverage's lines per context, mapped onto the blocks of each file."""
-    assert rec.cov is not None
-    data = rec.cov.get_data()
-    fast = _units_from_bits(rec, data)
-    return fast if fast is not None else _units_from_contexts(rec, data)
-
-
-# Every (file, context, lines) row of coverage's data in one query, where coverage's public
-# API asks once per file and decodes every row's lines bit by bit: a third of the harvest's
-# time on Jinja2 (issue 12 item 6, bench/README.md). Read through coverage's ``_connect``
-# only where it exists and the data holds lines; else the public path.
-_LINE_BITS = ("SELECT file.path, context.context, line_bits.numbits FROM line_bits "
-              "JOIN file ON file.id = line_bits.file_id "
-              "JOIN context ON context.id = line_bits.context_id")
-_BITS = tuple(tuple(b for b in range(8) if byte >> b & 1) for byte in range(256))
-
-
-def _units_from_bits(rec: Recording, data: Any) -> dict[str, dict[str, list[str]]] | None:
-    connect = getattr(data, "_connect", None)
-    if connect is None or data.has_arcs():
-        return None
-    from coverage.exceptions import CoverageException
-
-    try:
-        with connect() as con, con.execute(_LINE_BITS) as cur:
-            rows = list(cur)
-    except (CoverageException, sqlite3.Error, AttributeError, TypeError):
-        return None  # another coverage's schema: the public path answers the same
-    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    files: dict[str, _ByteBlocks | None] = {}
-    for path, ctx, numbits in rows:
-        if path not in files:
-            rel = rec.rel(path)
-            files[path] = None if rel is None else _ByteBlocks(rel, _parsed(path)[1])
-        where = files[path]
-        names = where.of(numbits) if where is not None else set()
-        if where is not None and names:
-            found[ctx or "c"][where.rel].update(names)
-    return {ctx: {f: sorted(n) for f, n in fs.items()} for ctx, fs in found.items()}
-
-
-class _ByteBlocks:
-    """The blocks of one file's lines, eight lines (one numbits byte) at a time: the tests
-    that ran the same function share its bytes, so each (offset, byte) maps once."""
-
-    def __init__(self, rel: str, layout: blocks.FileBlocks | None) -> None:
-        self.rel = rel
-        self.layout = layout
-        self.cache: dict[tuple[int, int], tuple[str, ...]] = {}
-
-    def of(self, numbits: bytes) -> set[str]:
-        """The blocks holding the lines of a coverage numbits value (bit n: line n)."""
-        names: set[str] = set()
-        for i, byte in enumerate(numbits):
-            if byte:
-                found = self.cache.get((i, byte))
-                if found is None:
-                    found = self.cache[(i, byte)] = self._byte(i, byte)
-                names.update(found)
-        return names
-
-    def _byte(self, i: int, byte: int) -> tuple[str, ...]:
-        if self.layout is None:
-            return (blocks.MODULE,)
-        return tuple({self.layout.block_at(i * 8 + b) for b in _BITS[byte]})
-
-
-def _units_from_contexts(rec: Recording, data: Any) -> dict[str, dict[str, list[str]]]:
-    """The same through coverage's public API: one query per measured file."""
-    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for measured in data.measured_files():
-        rel = rec.rel(measured)
-        if rel is None:
-            continue
-        layout = _parsed(measured)[1]
-        for line, contexts in data.contexts_by_lineno(measured).items():
-            name = layout.block_at(line) if layout else blocks.MODULE
-            for ctx in contexts:
-                found[ctx or "c"][rel].add(name)
-    return {ctx: {f: sorted(n) for f, n in files.items()} for ctx, files in found.items()}
-
-
-def _units_from_codes(rec: Recording, tracer: Tracer) -> dict[str, dict[str, list[str]]]:
-    """The blocks each context entered, from the code objects the tracer saw there."""
-    units: dict[CodeType, tuple[str, str] | None] = {}
-    files: dict[str, tuple[str, blocks.FileBlocks | None] | None] = {}
-    found: dict[str, dict[str, list[str]]] = {}
-    for ctx, codes in tracer.by_context.items():
-        per_file: dict[str, set[str]] = defaultdict(set)
-        for code in codes:
-            unit = units.get(code, _UNSEEN)
-            if unit is _UNSEEN:
-                unit = units[code] = _unit(rec, code, files)
-            if unit is not None:
-                per_file[unit[0]].add(unit[1])
-        if per_file:
-            found[ctx] = {f: sorted(n) for f, n in per_file.items()}
-    return found
-
-
-_UNSEEN: Any = object()
-
-
-def _unit(
-    rec: Recording, code: CodeType, files: dict[str, tuple[str, blocks.FileBlocks | None] | None]
-) -> tuple[str, str] | None:
-    """(repository path, block) of a code object, or None for code outside the repository."""
-    name = code.co_filename
-    if name not in files:
-        files[name] = _measured(rec, name)
-    where = files[name]
-    return None if where is None else (where[0], _block(where[1], code))
-
-
-def _measured(rec: Recording, name: str) -> tuple[str, blocks.FileBlocks | None] | None:
-    if name.startswith("<"):
-        return None  # frozen modules, exec'd strings: no file in the repository
-    full = os.path.abspath(name)
-    rel = rec.rel(full)
-    if rel is None or any(part in full.replace(os.sep, "/") for part in _OMIT):
-        return None
-    return rel, _parsed(full)[1]
-
-
-def _block(layout: blocks.FileBlocks | None, code: CodeType) -> str:
-    """The block a code object belongs to: the function body (or the outer function's,
-    for a nested one) its lines lie in, else the module block (module and class bodies)."""
-    if layout is not None:
-        for _offset, line in dis.findlinestarts(code):
-            if line is not None:
-                name = layout.block_at(line)
-                if name != blocks.MODULE:
-                    return name
-    return blocks.MODULE
-
-
-_PARSED: dict[str, tuple[ast.Module | None, blocks.FileBlocks | None]] = {}
-
-
-def _parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
-    """Each file parsed once for both the block layout and the import scan."""
-    if path not in _PARSED:
-        tree = layout = None
-        source = _read(path)
-        try:
-            text = blocks.decode(source) if source is not None else None
-            tree = ast.parse(text) if text is not None else None
-            layout = blocks.from_tree(tree, text) if tree is not None and text else None
-        except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
-            tree = layout = None
-        _PARSED[path] = (tree, layout)
-    return _PARSED[path]
 
 
 def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, str]]:
@@ -396,14 +232,35 @@ def _imported_names(path: str, name: str, package: str) -> dict[str, set[str]]:
     belong to its module block (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
     found: dict[str, set[str]] = defaultdict(set)
     found[blocks.MODULE].update(_parents(name)[:-1])
-    tree, layout = _parsed(path)
+    tree, layout = units.parsed(path)
     if tree is None or layout is None:
         return found
-    for node in ast.walk(tree):
+    nodes = ast.walk(tree) if path in units.CALLS else _statements(tree.body)
+    for node in nodes:
         names = _node_imports(node, package)
         if names:
             found[layout.block_at(getattr(node, "lineno", 0))].update(names)
     return found
+
+
+_HOLDERS = tuple(getattr(ast, n) for n in ("excepthandler", "match_case") if hasattr(ast, n))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every statement, nested ones included, without the expressions ``ast.walk`` visits:
+    the import scan of a file that calls no ``import_module`` needs only statements."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.stmt):
+                        todo.append(item)
+                    elif isinstance(item, _HOLDERS):  # except and case clauses
+                        todo.extend(item.body)
 
 
 def _node_imports(node: ast.AST, package: str) -> list[str]:
@@ -419,14 +276,6 @@ def _node_imports(node: ast.AST, package: str) -> list[str]:
     elif isinstance(node, ast.Call) and _literal_import(node):
         names.extend(_parents(node.args[0].value))  # type: ignore[attr-defined]
     return names
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
 
 
 def _parents(name: str) -> list[str]:

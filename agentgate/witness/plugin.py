@@ -2,27 +2,34 @@
 
 Installed but not asked to record, it only adds its options: no tracer, no audit hook, no
 import hook, no recording class registered (pytest's ``stepwise.py`` and
-pytest-randomly register their feature classes the same way). Recording starts as early as
-pytest allows -- in ``pytest_load_initial_conftests``, before the initial conftest files are
-imported -- so the module-level code they import is recorded too (pytest-cov starts there
-for the same reason).
+pytest-randomly register their feature classes the same way). ``agentgate witness record``
+starts recording before pytest is imported (``agentgate.witness.boot``) and the plugin
+adopts that recording; run as ``pytest --agentgate-witness``, recording starts as early as a
+plugin can -- in ``pytest_load_initial_conftests``, before the initial conftest files are
+imported, so the module-level code they import is recorded too (pytest-cov starts there for
+the same reason) -- and what pytest imported before that is charged whole to every test.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from agentgate.witness.recorder import Recorder
+    from agentgate.witness.hooks import RecorderHooks
 
 # Mirrors agentgate.config.DEFAULT_AMBIENT (a test keeps them equal); not imported from there
 # because this module runs in the project's interpreter, where agentgate's config may not load.
 DEFAULT_AMBIENT = ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")
 RECORDER_NAME = "agentgate-witness-recorder"
-RECORDER_KEY: pytest.StashKey[Recorder] = pytest.StashKey()
+RECORDER_KEY: pytest.StashKey[RecorderHooks] = pytest.StashKey()
+# The hooks this module's package re-exports: ``pytest -p agentgate.witness`` registers the
+# package (see ``agentgate.witness``, and ``boot``, which imports it before pytest).
+HOOKS = ("pytest_addoption", "pytest_collection_modifyitems", "pytest_configure",
+         "pytest_load_initial_conftests")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -131,20 +138,36 @@ def pytest_configure(config: pytest.Config) -> None:
 def _enable(config: pytest.Config, options: Any) -> None:
     if RECORDER_KEY in config.stash:
         return
-    from agentgate.witness.recorder import Recorder  # the hooks are installed only here
+    from agentgate.witness import lines, recorder  # the hooks are installed only here
+    from agentgate.witness.hooks import RecorderHooks
 
     names = tuple(n.strip() for n in str(options.agentgate_witness_ambient).split(",") if n)
-    recorder = Recorder(
-        root=str(config.rootpath), ambient=names, out=options.agentgate_witness_out
-    )
-    config.stash[RECORDER_KEY] = recorder
-    config.pluginmanager.register(recorder, RECORDER_NAME)
-    recorder.start()
+    root = str(config.rootpath)
+    rec = recorder.booted()
+    if rec is not None and rec.root != os.path.abspath(root):
+        rec.abandon()
+        raise pytest.UsageError(
+            f"agentgate.witness.boot recorded under {rec.root}, but pytest's rootdir is "
+            f"{root}; pass --rootdir={root} to the boot module"
+        )
+    if rec is None:
+        rec = recorder.Recorder(root=root)
+        try:
+            rec.start()
+        except lines.NoContexts:
+            raise pytest.UsageError(lines.NO_CONTEXTS) from None
+    rec.adopt(ambient=names, out=options.agentgate_witness_out)
+    if rec.unusable:  # boot's lazy start could not trace
+        rec.abandon()
+        raise pytest.UsageError(rec.unusable)
+    hooks = RecorderHooks(rec)
+    config.stash[RECORDER_KEY] = hooks
+    config.pluginmanager.register(hooks, RECORDER_NAME)
 
 
 def _disable(config: pytest.Config) -> None:
-    recorder = config.stash.get(RECORDER_KEY, None)
-    if recorder is not None:
-        recorder.abandon()
-        config.pluginmanager.unregister(recorder, RECORDER_NAME)
+    hooks = config.stash.get(RECORDER_KEY, None)
+    if hooks is not None:
+        hooks.recorder.abandon()
+        config.pluginmanager.unregister(hooks, RECORDER_NAME)
         del config.stash[RECORDER_KEY]

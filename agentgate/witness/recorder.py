@@ -1,4 +1,4 @@
-"""The recording half of the plugin: per-test contexts, an audit hook, an import hook.
+"""The recording machinery: per-test contexts, a tracer, an audit hook, an import hook.
 
 Every piece of code that runs is attributed to exactly one *context*, the innermost of:
 ``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
@@ -13,11 +13,15 @@ Audit events (PEP 578) see what coverage cannot: files opened for reading, folde
 and anything the witness cannot follow (subprocesses, sockets, ctypes), each attributed to
 the context it happened in. An audit hook cannot be removed, so one hook is installed per
 process and does nothing unless a recorder is active.
+
+No pytest here: ``witness record`` starts a recorder before pytest is imported
+(``agentgate.witness.boot``), and the plugin adopts it; the pytest hooks that feed it are in
+``agentgate.witness.hooks``. Stdlib and coverage only, Python 3.9 syntax: it runs in the
+project's interpreter.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
 import importlib.util
@@ -27,12 +31,9 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Generator
 from typing import Any
 
-import pytest
-
-from agentgate.witness import harvest, tracer
+from agentgate.witness import harvest, lines, tracer
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -66,6 +67,8 @@ _WATCHED = {
         _CTYPES,
     ),
 }
+# Events that compile or run code, and the argument that names where it comes from.
+_RUNS = {"exec": 0, "compile": 1}
 _WHY = {
     _TRACE: "replaced the trace function the witness records with",
     _PROCESS: "ran a subprocess",
@@ -86,13 +89,14 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 class Recorder:
-    """Registered as a plugin only while recording; see ``plugin._enable``."""
+    """One recording; ``plugin._enable`` adopts the one ``boot`` started, or starts one."""
 
-    def __init__(self, *, root: str, ambient: tuple[str, ...], out: str | None) -> None:
+    def __init__(self, *, root: str) -> None:
         self.root = os.path.abspath(root)
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
-        self.ambient_names = ambient
-        self.out = out
+        self.ambient_names: tuple[str, ...] = ()
+        self.out: str | None = None
+        self.adopted = False
         self.contexts: dict[str, Context] = {"c": Context()}
         self.import_names: dict[str, str] = {}
         self.tests: dict[str, TestRun] = {}
@@ -106,52 +110,91 @@ class Recorder:
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
         self.started_at = time.time()
-        self.session_ambient = {n: os.environ.get(n) for n in ambient}
-        self.preloaded = {r for r in map(self.rel, harvest.module_files()) if r}
+        self.session_ambient: dict[str, str | None] = {}
+        self.preloaded: set[str] = set()
+        # Import contexts started from "c" before the plugin adopted the recorder: what
+        # pytest's start-up imported (``boot``), charged to every test (``depgraph``).
+        self.startup: list[str] = []
         tool = tracer.free_tool()
-        self.tracer = tracer.Tracer(tool) if tool is not None else None
-        self.cov: Any = None if self.tracer else self._coverage()
+        self.tracer: tracer.Tracer | None = None
+        self.lines: lines.LineTracer | None = None
+        self._tracing: tracer.Tracer | lines.LineTracer
+        if tool is not None:
+            self._tracing = self.tracer = tracer.Tracer(tool)
+        else:  # before Python 3.12: coverage's C tracer, its lines kept per context
+            self._tracing = self.lines = lines.LineTracer(self.root)
         self._trace_fn: Any = None
         self._thread = threading.get_ident()
         self._settraced: list[tuple[Context, str]] = []  # settrace calls not yet checked
-
-    def _coverage(self) -> Any:
-        """Before Python 3.12: coverage's C tracer with one dynamic context per label."""
-        import coverage  # only when recording: the plugin must cost nothing otherwise
-
-        cov = coverage.Coverage(
-            data_file=None, config_file=False, branch=False, source=[self.root],
-            omit=["*/site-packages/*", "*/dist-packages/*", "*/.venv/*", "*/.tox/*"],
-        )
-        # The sysmon core has no dynamic contexts; coverage without the option has no sysmon.
-        with contextlib.suppress(Exception):
-            cov.set_option("run:core", "ctrace")
-        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
-        return cov
+        self.tracing = False
+        self.unusable: str | None = None  # why tracing could not start after a lazy start
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, lazy: bool = False) -> None:
+        """Record from here on, in context "c". Raises ``lines.NoContexts`` when coverage's
+        core cannot tell contexts apart: every line would count for the wrong test.
+
+        ``lazy`` (``boot``): the contexts, audit and import hooks now, the tracer only when
+        repository code is about to run (``wake``): a module of the repository found for an
+        import, or code compiled or executed from a repository file. Until then nothing of
+        the repository can run, and pytest's own start-up runs untraced."""
         global _ACTIVE
-        if self.tracer is not None:
-            self.tracer.start("c")
+        if lazy:
+            self.preloaded = self._imported()
         else:
-            self._start_coverage()
+            self._trace()
         _install_hooks()
         _ACTIVE = self
 
-    def _start_coverage(self) -> None:
-        self.cov.start()
-        core = getattr(self.cov, "_core", None)
-        if core is not None and not getattr(core, "supports_dynamic_contexts", True):
-            self.cov.stop()
-            # Without per-context data every line would count for the wrong test: refuse.
-            raise pytest.UsageError(
-                "--agentgate-witness needs coverage's ctrace or pytrace core (per-test "
-                "contexts); unset COVERAGE_CORE or set it to ctrace"
-            )
-        self.cov.switch_context("c")
-        self._trace_fn = sys.gettrace()
+    def _trace(self) -> None:
+        self._tracing.start(self._current)
+        self.tracing = True
+        # Taken once tracing runs, so a module imported in between counts as unseen.
+        self.preloaded |= self._imported()
+        if self.lines is not None:
+            self._trace_fn = sys.gettrace()
+
+    def wake(self) -> None:
+        """Repository code is about to run: trace from here on (after a lazy start)."""
+        if self.tracing or self.unusable:
+            return
+        self._busy = True  # coverage imports as it starts: not the repository's imports
+        try:
+            self._trace()
+        except lines.NoContexts:
+            self.unusable = lines.NO_CONTEXTS  # the plugin refuses at adoption
+        finally:
+            self._busy = False
+
+    def holds(self, spec: Any) -> bool:
+        """Whether an import found a module (or a namespace package) in the repository."""
+        origin = getattr(spec, "origin", None) if getattr(spec, "has_location", False) else None
+        places = [origin, *(getattr(spec, "submodule_search_locations", None) or ())]
+        return any(isinstance(p, str) and self.rel(p) is not None for p in places)
+
+    def in_file(self, name: object) -> bool:
+        """Whether code named ``name`` (a code object's file name, a ``compile`` argument)
+        comes from a repository file: not ``<string>``, ``<frozen ...>`` and the like, which
+        ``rel`` would take for relative paths (typing compiles ``<string>`` at any import)."""
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        elif isinstance(name, os.PathLike):
+            name = os.fspath(name)
+        return isinstance(name, str) and not name.startswith("<") and self.rel(name) is not None
+
+    def _imported(self) -> set[str]:
+        return {r for r in map(self.rel, harvest.module_files()) if r}
+
+    def adopt(self, *, ambient: tuple[str, ...], out: str | None) -> None:
+        """The plugin takes the recording over: what was imported so far was pytest's
+        start-up."""
+        self.wake()
+        self.adopted = True
+        self.ambient_names = ambient
+        self.out = out
+        self.session_ambient = {n: os.environ.get(n) for n in ambient}
+        self.startup = list(self.contexts["c"].imports)
 
     def stop(self) -> None:
         global _ACTIVE
@@ -159,10 +202,8 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        if self.tracer is not None:
-            self.tracer.stop()
-        else:
-            self.cov.stop()
+        if self.tracing:
+            self._tracing.stop()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
@@ -186,12 +227,12 @@ class Recorder:
     def _switch(self, label: str) -> None:
         if label == self._current:
             return
+        if not self.tracing:
+            self._current = label  # the tracer starts in it (``wake``)
+            return
         self._busy = True
         try:
-            if self.tracer is not None:
-                self.tracer.switch(label)
-            else:
-                self.cov.switch_context(label)
+            self._tracing.switch(label)
             self._current = label
         finally:
             self._busy = False
@@ -230,8 +271,10 @@ class Recorder:
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
-        if kind == _TRACE and self.tracer is not None:
-            return  # sys.monitoring: another tool's trace function hides nothing from it
+        if kind == _TRACE and (self.tracer is not None or not self.tracing):
+            # sys.monitoring: another tool's trace function hides nothing from it; before
+            # the tracer starts there is nothing to hide (starting it replaces any other).
+            return
         if kind == _TRACE and threading.get_ident() == self._thread:
             self._settrace(event, args, frame)
             return
@@ -307,27 +350,25 @@ class Recorder:
                 return full[len(prefix):].replace(os.sep, "/")
         return "." if full in (self.root, os.path.realpath(self.root)) else None
 
-    # --- pytest hooks --------------------------------------------------------------------
+    # --- tests and fixtures (fed by ``hooks``) ------------------------------------------
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_protocol(
-        self, item: pytest.Item, nextitem: pytest.Item | None
-    ) -> Generator[None, Any, Any]:
-        ctx = "t:" + item.nodeid
+    def begin_test(self, nodeid: str, file: str) -> str:
         self._fixtures_now = set()
-        self.tests[item.nodeid] = TestRun(
-            file=self.rel(str(item.path)) or item.nodeid.split("::")[0],
+        self.tests[nodeid] = TestRun(
+            file=file,
             fixtures=set(),
             ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
         )
+        ctx = "t:" + nodeid
         self.push(ctx)
-        try:
-            return (yield)
-        finally:
-            self._retrace()
-            self.pop(ctx)
-            run = self.tests[item.nodeid]
-            run.fixtures = harvest.fixture_keys(item) | self._fixtures_now
+        return ctx
+
+    def end_test(self, ctx: str) -> None:
+        self._retrace()
+        self.pop(ctx)
+
+    def used_fixtures(self, nodeid: str, keys: set[str]) -> None:
+        self.tests[nodeid].fixtures = keys | self._fixtures_now
 
     def _retrace(self) -> None:
         """A test that replaced coverage's trace function (a debugger, coverage run by the
@@ -343,61 +384,29 @@ class Recorder:
             finally:
                 self._busy = False
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_fixture_setup(
-        self, fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
-    ) -> Generator[None, Any, Any]:
-        if getattr(fixturedef, "scope", None) == "function":
-            # Set up anew for each test: its code already belongs to the test's context.
-            return (yield)
-        key = harvest.fixture_key(fixturedef)
+    def begin_fixture(self, key: str, func: Any) -> str:
+        """A fixture set up once for several tests: its own context, shared by them."""
         self._fixtures_now.add(key)
-        code = getattr(fixturedef.func, "__code__", None)
+        code = getattr(func, "__code__", None)
         in_repo = code is not None and self.rel(code.co_filename) is not None
         self.push("f:" + key, cover=in_repo)
-        try:
-            return (yield)
-        finally:
-            self.pop("f:" + key)
+        return "f:" + key
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        run = self.tests.get(report.nodeid)
+    def report(self, nodeid: str, duration: float, *, failed: bool, skipped: bool) -> None:
+        run = self.tests.get(nodeid)
         if run is None:
             return
-        run.duration += report.duration
-        if report.failed:
+        run.duration += duration
+        if failed:
             run.outcome = "failed"
-        elif report.skipped and run.outcome == "passed":
+        elif skipped and run.outcome == "passed":
             run.outcome = "skipped"
 
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        path = report.nodeid.split("::")[0]
+    def collect_report(self, nodeid: str, *, failed: bool) -> None:
+        path = nodeid.split("::")[0]
         if not path or not os.path.isfile(os.path.join(self.root, path)):
             return
-        (self.collect_errors if report.failed else self.collected).add(path)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, Any]:
-        result = yield
-        self.finish(session)
-        return result
-
-    # --- output --------------------------------------------------------------------------
-
-    def finish(self, session: pytest.Session) -> None:
-        self.stop()
-        started = time.perf_counter()
-        raw = harvest.raw_recording(self, session)
-        raw["harvest_seconds"] = round(time.perf_counter() - started, 3)
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if self.out:
-            with open(self.out, "w", encoding="utf-8") as fh:
-                json.dump(raw, fh)
-            said = f"agentgate witness: {len(self.tests)} tests recorded -> {self.out}"
-        else:
-            said = _store_here(self.root, raw)
-        if reporter is not None:
-            reporter.write_line(said)
+        (self.collect_errors if failed else self.collected).add(path)
 
 
 def _reads(args: tuple[Any, ...]) -> bool:
@@ -432,10 +441,22 @@ def _ambient_print(values: dict[str, str | None]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def booted() -> Recorder | None:
+    """The recording ``boot`` started and no plugin adopted yet, if any."""
+    found = _ACTIVE
+    return found if found is not None and not found.adopted else None
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     recorder = _ACTIVE
     if recorder is None or recorder._busy:
         return
+    if not recorder.tracing and event in _RUNS:
+        # Code compiled or executed from a repository file outside any import (runpy,
+        # importlib's exec_module of a spec made from a path): trace it.
+        where = args[_RUNS[event]] if len(args) > _RUNS[event] else None
+        if recorder.in_file(getattr(where, "co_filename", where)):
+            recorder.wake()
     kind = _WATCHED.get(event)
     if kind is None:
         return
@@ -461,12 +482,16 @@ def _find_and_load(name: str, import_: Any) -> Any:
 def _find_spec(name: str, path: Any, target: Any = None) -> Any:
     spec = _ORIGINAL_FIND_SPEC(name, path, target)
     recorder = _ACTIVE
-    if spec is None and recorder is not None and not recorder._busy:
+    if recorder is None or recorder._busy:
+        return spec
+    if spec is None:
         recorder._busy = True
         try:
             recorder.missed(name, path, sys._getframe(1))
         finally:
             recorder._busy = False
+    elif not recorder.tracing and recorder.holds(spec):
+        recorder.wake()  # before the module's code runs
     return spec
 
 
@@ -486,18 +511,3 @@ def _install_hooks() -> None:
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
-
-
-def _store_here(root: str, raw: dict[str, Any]) -> str:
-    """``pytest --agentgate-witness`` without an output file: store it for HEAD."""
-    try:
-        from pathlib import Path
-
-        from agentgate.core.errors import AgentgateError
-        from agentgate.witness import record
-    except ImportError as exc:
-        return f"agentgate witness: not stored ({exc}); use agentgate witness record"
-    try:
-        return record.store_raw(Path(root), raw)
-    except AgentgateError as exc:
-        return f"agentgate witness: not stored: {exc.message}"

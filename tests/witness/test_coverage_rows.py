@@ -1,5 +1,5 @@
 """Before Python 3.12 the recording reads coverage's lines per context in one query over its
-data (``harvest._units_from_bits``, the cheaper path of issue 12 item 6) instead of one query
+data (``units._units_from_bits``, the cheaper path of issue 12 item 6) instead of one query
 per file. Both must give the same blocks per context, on real coverage data from a real
 coverage run in a subprocess; data with arcs takes the public path."""
 
@@ -40,7 +40,7 @@ VALUE = first()
 '''
 SCRIPT = '''import contextlib, json, os, sys
 import coverage
-from agentgate.witness import harvest
+from agentgate.witness import units
 
 root, branch = sys.argv[1], sys.argv[2] == "1"
 
@@ -65,8 +65,8 @@ cov.switch_context("")
 mod.first()
 cov.stop()
 data = cov.get_data()
-fast = harvest._units_from_bits(Rec(), data)
-public = harvest._units_from_contexts(Rec(), data)
+fast = units._units_from_bits(Rec(), data)
+public = units._units_from_contexts(Rec(), data)
 print(json.dumps({"fast": fast, "public": public}))
 '''
 

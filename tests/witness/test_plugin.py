@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -290,3 +291,35 @@ def test_a_thread_that_replaces_its_trace_function_is_judged_at_once(
     witness = _record(pytester, {"tests/test_thread.py": tests})
     test = witness.tests["tests/test_thread.py::test_thread"]
     assert test.incomplete and "trace function" in test.incomplete
+
+
+def test_the_package_carries_the_plugins_hooks() -> None:
+    """``-p agentgate.witness`` registers the package: it must carry every plugin hook (boot
+    adds the same names to it when it imported the package before pytest)."""
+    import agentgate.witness as package
+
+    assert set(package.__all__) == set(plugin.HOOKS)
+
+
+def test_boot_refuses_a_recording_rooted_elsewhere_than_pytests_rootdir(
+    pytester: pytest.Pytester,
+) -> None:
+    """Run from a subfolder without ``--rootdir``, boot records under the subfolder while
+    pytest's rootdir is the configuration's folder: every path would be wrong, so the plugin
+    refuses (``witness record`` always passes ``--rootdir``)."""
+    _write(pytester, {"pyproject.toml": "[tool.pytest.ini_options]\n",
+                      "sub/test_x.py": "def test_x():\n    pass\n"})
+    out = pytester.path / "raw.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgate.witness.boot", "-p", "agentgate.witness",
+         "--agentgate-witness", f"--agentgate-witness-out={out}"],
+        cwd=pytester.path / "sub", capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "pass --rootdir=" in done.stderr and not out.exists()
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgate.witness.boot", "-p", "agentgate.witness",
+         "--agentgate-witness", f"--agentgate-witness-out={out}", f"--rootdir={pytester.path}"],
+        cwd=pytester.path / "sub", capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0 and out.is_file(), done.stdout + done.stderr
