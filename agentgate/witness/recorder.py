@@ -252,7 +252,7 @@ class Recorder:
     def end_import(self, ctx: str, name: str) -> None:
         self.pop(ctx)
         module = sys.modules.get(name)
-        self.import_files[ctx] = self.rel(getattr(module, "__file__", None))
+        self.import_files[ctx] = self.rel(harvest.module_file(name, module))
 
     def missed(self, name: str, path: Any, frame: Any) -> None:
         """An import found no module ``name`` on ``path`` (sys.path when None): the places it

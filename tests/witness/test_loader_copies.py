@@ -1,0 +1,98 @@
+"""A module a loader makes without a file of its own (issue 12: toolz's ``tlz``).
+
+``alias`` installs an import hook that serves ``alias.core`` by copying ``app.core``'s names
+into a new module and, for introspection, giving it ``app.core``'s ``__file__`` (as ``tlz``
+does with ``toolz``). The recorder takes a module's file from its import spec, not from
+``__file__``: the copy has no location, so what its import ran (the loader) belongs to the
+``alias`` package its users import first, not to ``app/core.py``, whose users never touched
+the loader; and ``app/core.py`` keeps its own module name, so its readers stay its readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentgate.witness.select import IMPACTED, SKIP
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import patch, plan, recorded_repo
+
+LOADER = (
+    "import sys\nimport types\nfrom importlib import import_module\n"
+    "from importlib.machinery import ModuleSpec\n\n\n"
+    "class Copies:\n"
+    "    def find_spec(self, fullname, path, target=None):\n"
+    "        if fullname.startswith('alias.'):\n"
+    "            return ModuleSpec(fullname, self)\n"
+    "        return None\n\n"
+    "    def create_module(self, spec):\n"
+    "        return types.ModuleType(spec.name)\n\n"
+    "    def exec_module(self, module):\n"
+    "        real = import_module('app.' + module.__name__.partition('.')[2])\n"
+    "        for name, value in vars(real).items():\n"
+    "            if not name.startswith('__'):\n"
+    "                setattr(module, name, value)\n"
+    "        module.__file__ = real.__file__\n\n\n"
+    "sys.meta_path.append(Copies())\n"
+)
+CORE = "LIMIT = 3\n\n\ndef value():\n    return 1\n"
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/core.py": CORE,
+    "alias/__init__.py": "from alias import _loader  # noqa: F401\n",
+    "alias/_loader.py": LOADER,
+    "tests/test_core.py": "from app.core import value\n\n\n"
+    "def test_core():\n    assert value() == 1\n",
+    "tests/test_limit.py": "from app.core import LIMIT\n\n\n"
+    "def test_limit():\n    assert LIMIT == 3\n",
+    "tests/test_alias.py": "from alias.core import value\n\n\n"
+    "def test_alias():\n    assert value() == 1\n",
+    # Imports the copy after test_alias did: the loader does not run again for it.
+    "tests/test_alias_again.py": "import alias.core\n\n\n"
+    "def test_again():\n    assert alias.core.value() == 1\n",
+}
+CORE_TEST = "tests/test_core.py::test_core"
+LIMIT_TEST = "tests/test_limit.py::test_limit"
+ALIAS = "tests/test_alias.py::test_alias"
+AGAIN = "tests/test_alias_again.py::test_again"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+def _labels(recorded: tuple[GitRepo, str], name: str, files: dict[str, str]) -> dict[str, str]:
+    repo, w = recorded
+    patch(repo, w, name, files)
+    return {d.nodeid: d.label for d in plan(repo, w).decisions}
+
+
+def test_a_loader_change_reruns_the_copys_users_not_the_real_modules(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Taking the copy for ``app/core.py`` (its ``__file__``) charged the loader to
+    test_core and test_limit, which never imported ``alias``."""
+    edited = LOADER.replace("module.__file__ = real.__file__",
+                            "module.__file__ = real.__file__\n        module.copied = True")
+    labels = _labels(recorded, "loader", {"alias/_loader.py": edited})
+    assert labels[ALIAS] == labels[AGAIN] == IMPACTED  # the second importer too
+    assert labels[CORE_TEST] == labels[LIMIT_TEST] == SKIP
+
+
+def test_the_real_modules_readers_still_rerun(recorded: tuple[GitRepo, str]) -> None:
+    """``app/core.py`` keeps its module name (the copy once overwrote it): LIMIT's reader
+    reruns, and the copy's users, whose loader read every name of the module."""
+    labels = _labels(recorded, "limit", {"app/core.py": CORE.replace("= 3", "= 4")})
+    assert labels[LIMIT_TEST] == labels[ALIAS] == labels[AGAIN] == IMPACTED
+    assert labels[CORE_TEST] == SKIP
+
+
+def test_a_function_change_reruns_who_ran_it_through_either_name(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    labels = _labels(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
+    assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP}
