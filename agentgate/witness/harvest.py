@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     import pytest
 
 # 2: contexts carry ``missing`` (where failed imports looked); 3: ``startup``, the imports
-# of pytest's start-up seen by ``boot`` (an older agentgate would not charge them).
-RAW_VERSION = 3
+# of pytest's start-up seen by ``boot`` (an older agentgate would not charge them); 4: a
+# module's file from its import spec (``module_file``), not ``__file__``.
+RAW_VERSION = 4
 
 
 @dataclass
