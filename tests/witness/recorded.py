@@ -59,3 +59,10 @@ def plan(repo: GitRepo, base: str, *, frozen: frozenset[str] = frozenset()) -> W
                           notes=notes)
     assert found is not None, notes
     return found
+
+
+def labelled(recorded: tuple[GitRepo, str], name: str, files: dict[str, str]) -> dict[str, str]:
+    """The gate's label per node id for a patch ``name`` of ``files`` branched off W."""
+    repo, w = recorded
+    patch(repo, w, name, files)
+    return {d.nodeid: d.label for d in plan(repo, w).decisions}

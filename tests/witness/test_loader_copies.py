@@ -16,7 +16,7 @@ import pytest
 
 from agentgate.witness.select import IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
-from tests.witness.recorded import patch, plan, recorded_repo
+from tests.witness.recorded import labelled, recorded_repo
 
 LOADER = (
     "import sys\nimport types\nfrom importlib import import_module\n"
@@ -65,12 +65,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
     yield from recorded_repo(tmp_path_factory, FILES)
 
 
-def _labels(recorded: tuple[GitRepo, str], name: str, files: dict[str, str]) -> dict[str, str]:
-    repo, w = recorded
-    patch(repo, w, name, files)
-    return {d.nodeid: d.label for d in plan(repo, w).decisions}
-
-
 def test_a_loader_change_reruns_the_copys_users_not_the_real_modules(
     recorded: tuple[GitRepo, str],
 ) -> None:
@@ -78,7 +72,7 @@ def test_a_loader_change_reruns_the_copys_users_not_the_real_modules(
     test_core and test_limit, which never imported ``alias``."""
     edited = LOADER.replace("module.__file__ = real.__file__",
                             "module.__file__ = real.__file__\n        module.copied = True")
-    labels = _labels(recorded, "loader", {"alias/_loader.py": edited})
+    labels = labelled(recorded, "loader", {"alias/_loader.py": edited})
     assert labels[ALIAS] == labels[AGAIN] == IMPACTED  # the second importer too
     assert labels[CORE_TEST] == labels[LIMIT_TEST] == SKIP
 
@@ -86,7 +80,7 @@ def test_a_loader_change_reruns_the_copys_users_not_the_real_modules(
 def test_the_real_modules_readers_still_rerun(recorded: tuple[GitRepo, str]) -> None:
     """``app/core.py`` keeps its module name (the copy once overwrote it): LIMIT's reader
     reruns, and the copy's users, whose loader read every name of the module."""
-    labels = _labels(recorded, "limit", {"app/core.py": CORE.replace("= 3", "= 4")})
+    labels = labelled(recorded, "limit", {"app/core.py": CORE.replace("= 3", "= 4")})
     assert labels[LIMIT_TEST] == labels[ALIAS] == labels[AGAIN] == IMPACTED
     assert labels[CORE_TEST] == SKIP
 
@@ -94,5 +88,5 @@ def test_the_real_modules_readers_still_rerun(recorded: tuple[GitRepo, str]) -> 
 def test_a_function_change_reruns_who_ran_it_through_either_name(
     recorded: tuple[GitRepo, str],
 ) -> None:
-    labels = _labels(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
+    labels = labelled(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
     assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP}

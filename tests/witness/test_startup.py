@@ -25,7 +25,7 @@ from agentgate.core import config
 from agentgate.run import interp
 from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
-from tests.witness.recorded import isolate, patch, plan, recorded_repo
+from tests.witness.recorded import isolate, labelled, patch, plan, recorded_repo
 
 CORE = (
     "def _init():\n    return 1\n\n\nLIMIT = _init()\n\n\n"
@@ -88,9 +88,7 @@ def recorded_direct(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
 
 
 def _labels(recorded: tuple[GitRepo, str], name: str, core: str) -> dict[str, str]:
-    repo, w = recorded
-    patch(repo, w, name, {"app/core.py": core})
-    return {d.nodeid: d.label for d in plan(repo, w).decisions}
+    return labelled(recorded, name, {"app/core.py": core})
 
 
 def test_a_change_no_test_reached_skips_them_all(recorded: tuple[GitRepo, str]) -> None:
