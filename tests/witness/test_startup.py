@@ -27,12 +27,18 @@ from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import isolate, labelled, patch, plan, recorded_repo
 
+# _init and _level have an effect (they log their run), so what their change reaches is not
+# told by the names their callers bind (``rebind``): the start-up rule alone decides.
 CORE = (
-    "def _init():\n    return 1\n\n\nLIMIT = _init()\n\n\n"
+    "import logging\n\n\n"
+    "def _init():\n    logging.getLogger('app').debug('init')\n    return 1\n\n\n"
+    "LIMIT = _init()\n\n\n"
     "def value():\n    return 1\n\n\ndef other():\n    return 2\n\n\n"
     "def describe():\n    return 'app'\n"
 )
-SETTINGS = "def _level():\n    return 1\n\n\nLEVEL = _level()\n"
+SETTINGS = ("import logging\n\n\n"
+            "def _level():\n    logging.getLogger('app').debug('level')\n    return 1\n\n\n"
+            "LEVEL = _level()\n")
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n\n"
@@ -58,7 +64,7 @@ LIMIT = "tests/test_limit.py::test_limit"
 PLAIN = "tests/test_plain.py::test_plain"
 EVERY = {VALUE, OTHER, LIMIT, PLAIN}
 VALUE_EDIT = CORE.replace("def value():\n    return 1", "def value():\n    return 3")
-INIT_EDIT = CORE.replace("def _init():\n    return 1", "def _init():\n    return 2")
+INIT_EDIT = CORE.replace("debug('init')\n    return 1", "debug('init')\n    return 2")
 MODULE_EDIT = CORE.replace("LIMIT = _init()", "LIMIT = _init() + 1")
 DESCRIBE_EDIT = CORE.replace("return 'app'", "return 'app!'")
 
