@@ -85,7 +85,7 @@ def module_files() -> Iterator[str]:
             yield path
 
 
-def module_file(name: str, module: object) -> str | None:
+def module_file(name: str, module: object, *, parent: bool = True) -> str | None:
     """The file a module was loaded from, as its import system spec says (``spec.origin``
     with ``has_location``), not ``__file__``: a loader may make a module that has no file
     of its own and give it another module's ``__file__`` for introspection (``tlz`` copies
@@ -94,20 +94,21 @@ def module_file(name: str, module: object) -> str | None:
     run to every user of the real module, and the file's module name to the copy. A module
     without a location belongs to the nearest parent package that has one (every import of
     ``tlz.dicttoolz`` imports ``tlz`` first, so ``tlz``'s users are the copy's users); one
-    with no spec at all (set up by hand) is taken at its ``__file__``."""
+    with no spec at all (set up by hand) is taken at its ``__file__``. ``parent=False``: the
+    module's own file only (None for a module without a location)."""
     spec = getattr(module, "__spec__", None)
     if spec is None:
         path = getattr(module, "__file__", None)
         return path if isinstance(path, str) else None
     if getattr(spec, "has_location", False) and isinstance(getattr(spec, "origin", None), str):
         return str(spec.origin)
-    parent = name.rpartition(".")[0]
-    while parent:
-        spec = getattr(sys.modules.get(parent), "__spec__", None)
+    package = name.rpartition(".")[0] if parent else ""
+    while package:
+        spec = getattr(sys.modules.get(package), "__spec__", None)
         origin = getattr(spec, "origin", None)
         if getattr(spec, "has_location", False) and isinstance(origin, str):
             return origin
-        parent = parent.rpartition(".")[0]
+        package = package.rpartition(".")[0]
     return None
 
 
@@ -223,9 +224,7 @@ def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, st
         if module is not None:
             candidates.append((module.__name__, module))
     for name, module in candidates:
-        own = getattr(module, "__spec__", None) is None or getattr(
-            module.__spec__, "has_location", False)
-        rel = rec.rel(module_file(name, module)) if own else None
+        rel = rec.rel(module_file(name, module, parent=False))  # a copy claims no file
         if rel and rel.endswith(".py"):
             package = getattr(module, "__package__", None) or name.rpartition(".")[0]
             found[rel] = (name, package)

@@ -42,7 +42,7 @@ FILES = {
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
     "app/__init__.py": "",
     "app/core.py": CORE,
-    "alias/__init__.py": "from alias import _loader  # noqa: F401\n",
+    "alias/__init__.py": "from alias import _loader  # noqa: F401\n\nNAME = 'alias'\n",
     "alias/_loader.py": LOADER,
     "tests/test_core.py": "from app.core import value\n\n\n"
     "def test_core():\n    assert value() == 1\n",
@@ -53,11 +53,17 @@ FILES = {
     # Imports the copy after test_alias did: the loader does not run again for it.
     "tests/test_alias_again.py": "import alias.core\n\n\n"
     "def test_again():\n    assert alias.core.value() == 1\n",
+    # Reads the package's constant through a cached import: only the package's name ties it
+    # to ``alias/__init__.py``, and the copy must not take that name (its file is the
+    # package's, by the parent rule).
+    "tests/test_name.py": "from alias import NAME\n\n\n"
+    "def test_name():\n    assert NAME == 'alias'\n",
 }
 CORE_TEST = "tests/test_core.py::test_core"
 LIMIT_TEST = "tests/test_limit.py::test_limit"
 ALIAS = "tests/test_alias.py::test_alias"
 AGAIN = "tests/test_alias_again.py::test_again"
+NAME_TEST = "tests/test_name.py::test_name"
 
 
 @pytest.fixture(scope="module")
@@ -89,4 +95,12 @@ def test_a_function_change_reruns_who_ran_it_through_either_name(
     recorded: tuple[GitRepo, str],
 ) -> None:
     labels = labelled(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
-    assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP}
+    assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP,
+                      NAME_TEST: SKIP}
+
+
+def test_the_packages_own_readers_still_rerun(recorded: tuple[GitRepo, str]) -> None:
+    edited = FILES["alias/__init__.py"].replace("'alias'", "'alias!'")
+    labels = labelled(recorded, "name", {"alias/__init__.py": edited})
+    assert labels[NAME_TEST] == IMPACTED
+    assert labels[CORE_TEST] == labels[LIMIT_TEST] == SKIP
