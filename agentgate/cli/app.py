@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from agentgate.core import errors
-from agentgate.run.process import sigterm_as_interrupt
+from agentgate.run.process import interrupts_noted
 
 _DEBUG_ENV = "AGENTGATE_DEBUG"
 
@@ -27,8 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     json_errors = _wants_json(args)
     # SIGTERM (a CI cancel) unwinds like Ctrl-C: worktrees, scratch and test processes are
     # cleaned up on the way out, and the exit is the same 130.
-    with sigterm_as_interrupt():
-        return guarded(lambda: _dispatch(args, json_errors), debug=debug, json_errors=json_errors)
+    with interrupts_noted() as interrupts:
+        code = guarded(lambda: _dispatch(args, json_errors), debug=debug,
+                       json_errors=json_errors)
+    if interrupts.seen and code != errors.EXIT_INTERRUPTED:
+        # A Ctrl-C Python dropped (raised in a callback) or code swallowed: the run went on,
+        # but it was asked to stop, and a verdict from it is not what was asked for.
+        return _fail("interrupted", errors.EXIT_INTERRUPTED, json_errors)
+    return code
 
 
 def guarded(func: Callable[[], int], *, debug: bool, json_errors: bool = False) -> int:

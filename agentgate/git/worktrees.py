@@ -14,7 +14,7 @@ the worktree is removed instead: an interrupted run may have stopped mid-checkou
 processes writing into it, and the next run should start at once on a fresh one. A run killed
 with SIGKILL cannot clean up; its lock dies with it and the next run repairs or replaces the
 tree, and ``sweep`` removes the private folders whose lock is free. SIGTERM unwinds like
-Ctrl-C (``run.process.sigterm_as_interrupt``). POSIX only (``fcntl.flock``), like the hooks.
+Ctrl-C (``run.process.interrupts_noted``). POSIX only (``fcntl.flock``), like the hooks.
 """
 
 from __future__ import annotations

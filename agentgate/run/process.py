@@ -23,6 +23,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -159,19 +160,47 @@ def capture(
         return Finished(done.returncode, done.timed_out, done.seconds, out.read(), err.read())
 
 
+class Interrupts:
+    """Whether a Ctrl-C or SIGTERM arrived while ``interrupts_noted`` was in force."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def handler(self, _signum: int, _frame: object) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI job cancelled, ``kill``) unwinds like Ctrl-C: the same cleanup of
-    worktrees, scratch folders and process groups, and the same exit 130."""
+def interrupts_noted() -> Iterator[Interrupts]:
+    """Ctrl-C and SIGTERM (a CI job cancelled, ``kill``) unwind as KeyboardInterrupt: the same
+    cleanup of worktrees, scratch folders and process groups, and the same exit 130.
+
+    Each is also *noted*. Python drops an exception raised inside a callback (a weakref's, as
+    importlib's module locks use, or a ``__del__``) with "Exception ignored in ...", and the
+    run goes on as if no key was pressed: a Ctrl-C landing there ended the demo with exit 0
+    and a traceback. The note keeps it (``Interrupts.seen``), and the dropped
+    KeyboardInterrupt is not printed: the caller reports the interrupt itself, once."""
+    noted = Interrupts()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield noted
         return
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    hook = sys.unraisablehook
+
+    def dropped(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            noted.seen = True
+            return
+        hook(unraisable)
+
+    for sig, handler in previous.items():
+        if handler is not signal.SIG_IGN:  # started as a background job: Ctrl-C stays ignored
+            signal.signal(sig, noted.handler)
+    sys.unraisablehook = dropped
     try:
-        yield
+        yield noted
     finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+        sys.unraisablehook = hook
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)

@@ -158,7 +158,7 @@ DRIVER = textwrap.dedent("""
     argv = [sys.executable, "-c", sys.argv[1], sys.argv[2], "sleep"]
     try:
         if sys.argv[3] == "guarded":
-            with process.sigterm_as_interrupt():
+            with process.interrupts_noted():
                 process.run(argv)
         else:
             process.run(argv)
