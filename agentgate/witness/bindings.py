@@ -28,6 +28,10 @@ from agentgate.witness.syntax import FUNCS, Import, base_name, binds, import_ite
 # Reading names no one can spell: any changed name may be what such code reads.
 _DYNAMIC_CALLS = frozenset({"vars", "globals", "locals", "eval", "exec", "dir", "__import__"})
 _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
+# Of those, reads a recording cannot see (``watch`` sees every read of a module object through
+# its attribute lookup): the code's own namespace, by ``globals()`` or in evaluated text, and
+# lookups that bypass the module's class (``object.__getattribute__(m, name)``).
+_OPAQUE_CALLS = frozenset({"globals", "locals", "eval", "exec", "__import__"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class Reads:
     dynamic: bool
     dynamic_modules: bool
     imports: tuple[Import, ...] = ()  # the code's own imports (a function's local ones)
+    # Of the module reads it cannot spell, some no recording sees either (``_OPAQUE_CALLS``).
+    opaque_modules: bool = True
 
 
 @dataclass(frozen=True)
@@ -175,10 +181,11 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
     loads: set[str] = set()
     attrs: set[str] = set()
     module_attrs: set[str] = set()
-    dynamic = dynamic_modules = False
+    dynamic = dynamic_modules = opaque = False
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.add(node.id)
+            opaque = opaque or node.id in _OPAQUE_CALLS  # also passed on, not called
         elif isinstance(node, ast.Attribute):
             on_module = _on_module(node.value, bound, getter)
             attrs.add(node.attr)
@@ -187,16 +194,24 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
             if node.attr in _DYNAMIC_ATTRS:
                 dynamic = True
                 dynamic_modules = dynamic_modules or on_module
+                opaque = opaque or node.attr == "__getattribute__"
         elif isinstance(node, ast.Call):
             access = _named_access(node, bound, getter)
             if access is not None:
                 literal, computed, on_module = access
+                called = _called(node)
+                opaque = opaque or called in _OPAQUE_CALLS or (called == "vars" and not node.args)
                 attrs |= literal
                 module_attrs |= literal if on_module else set()
                 dynamic = dynamic or computed
                 dynamic_modules = dynamic_modules or (computed and on_module)
     return Reads(frozenset(loads), frozenset(attrs), frozenset(module_attrs), dynamic,
-                 dynamic_modules, tuple(own))
+                 dynamic_modules, tuple(own), opaque)
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
 def _gets_modules(node: ast.AST) -> bool:

@@ -28,6 +28,9 @@ DIR = "<dir>"  # a dependency on a folder's listing (a test that globbed or list
 # A dependency on the absence of a module: the path is where an import looked in vain
 # (``app/local`` for ``app/local.py``, ``app/local/__init__.py`` or a namespace folder).
 MISSING = "<missing>"
+# A dependency on one attribute of a module, read at run time (``watch``): ``.NAME``. No block
+# name starts with a dot.
+READ = "."
 
 if TYPE_CHECKING:  # an alias only for the type checker: the plugin side stays 3.9-clean
     Source = str | bytes

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
+from agentgate.witness.blocks import DIR, MISSING, MODULE, READ, WHOLE
 
-Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR | MISSING)
+Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR | MISSING | READ + name)
 COLLECT = "c"
 NOT_PASSED = "did not pass when recorded"
 PRELOADED = "imported before recording started"
@@ -77,6 +77,17 @@ WHOLE_SUITE = "whole_suite"
 QUIET_IMPORTS = "quiet_imports"
 
 
+def is_block(name: str) -> bool:
+    """Whether a unit's name is a function block (not a module level, data, a listing, an
+    absent module or an attribute read)."""
+    return name not in (MODULE, WHOLE, DIR, MISSING) and not name.startswith(READ)
+
+
+# ``info`` key: the repository's modules whose attribute reads the recording could not see
+# (``watch``). Absent: a recording that did not watch reads at all (``rebind`` is not used).
+UNWATCHED = "unwatched"
+
+
 def file_key(path: str) -> str:
     return "file:" + path
 
@@ -109,6 +120,10 @@ class _Builder:
         units.update((p, WHOLE) for p in ctx.get("opened", ()) if self.data_ok(p))
         units.update((p, DIR) for p in ctx.get("listed", ()))
         units.update((p, MISSING) for p in ctx.get("missing", ()))
+        for path, names in ctx.get("reads", {}).items():
+            if self.tracked(path):
+                units.update((path, READ + n) for n in names)
+                deps.add(file_key(path))
         for child in ctx.get("imports", ()) if imports else ():
             self.import_of(child, units, deps)
         return units, deps, dict(ctx.get("flags", {}))
@@ -141,8 +156,7 @@ class _Builder:
                 self.nodes[file_key(path)] = self.file_node(path, per_file[path], preloaded)
         self.quiet = sorted(
             p for p in per_file if file_key(p) in self.nodes
-            and not any(n not in (MODULE, WHOLE, DIR, MISSING)
-                        for _path, n in self.nodes[file_key(p)].units))
+            and not any(is_block(n) for _path, n in self.nodes[file_key(p)].units))
 
     def file_node(self, path: str, contexts: list[str], preloaded: set[str]) -> Node:
         units: set[Unit] = {(path, MODULE)}
@@ -245,8 +259,25 @@ def build(
         tests=tests,
         collected=frozenset(raw.get("collected", ())),
         collect_errors=frozenset(raw.get("collect_errors", ())),
-        info={QUIET_IMPORTS: builder.quiet},
+        info={QUIET_IMPORTS: builder.quiet,
+              **({UNWATCHED: list(raw["unwatched"])} if "unwatched" in raw else {})},
     )
+
+
+def unwatched(witness: Witness) -> frozenset[str] | None:
+    """The modules whose attribute reads the recording did not see; None when it watched
+    none (an older recording)."""
+    found = witness.info.get(UNWATCHED)
+    return None if found is None else frozenset(found)
+
+
+def merged_unwatched(*infos: dict[str, Any]) -> dict[str, Any]:
+    """``info`` for witnesses made of several: every part's unwatched modules, or no key
+    when some part did not watch reads."""
+    parts = [i.get(UNWATCHED) for i in infos]
+    if any(p is None for p in parts):
+        return {}
+    return {UNWATCHED: sorted({path for part in parts for path in part or ()})}
 
 
 def quiet_imports(witness: Witness) -> Callable[[str], bool]:
@@ -269,7 +300,7 @@ def import_runs(witness: Witness) -> dict[str, frozenset[Unit]]:
     found: dict[str, frozenset[Unit]] = {}
     for key, node in witness.nodes.items():
         if key.startswith("file:"):
-            runs = frozenset(u for u in node.units if u[1] not in (MODULE, WHOLE, DIR, MISSING))
+            runs = frozenset(u for u in node.units if is_block(u[1]))
             if runs:
                 found[key[len("file:"):]] = runs
     return found

@@ -16,15 +16,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentgate.witness import blocks, units
+from agentgate.witness import blocks, units, watch
 
 if TYPE_CHECKING:
     import pytest
 
 # 2: contexts carry ``missing`` (where failed imports looked); 3: ``startup``, the imports
 # of pytest's start-up seen by ``boot`` (an older agentgate would not charge them); 4: a
-# module's file from its import spec (``module_file``), not ``__file__``.
-RAW_VERSION = 4
+# module's file from its import spec (``module_file``), not ``__file__``; 5: contexts carry
+# ``reads`` (module attributes read, ``watch``) and the recording names its ``unwatched``
+# modules (without them ``rebind`` is not used).
+RAW_VERSION = 5
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Context:
     flags: dict[str, str] = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)  # import contexts started from here
     missing: set[str] = field(default_factory=set)  # where imports found no module
+    reads: dict[str, set[str]] = field(default_factory=dict)  # module path -> names (watch)
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Recording(units.Traced, Protocol):
     import_files: dict[str, str | None]
     preloaded: set[str]
     startup: list[str]
+    watcher: watch.Watcher
 
 
 def tool_dirs() -> tuple[str, ...]:
@@ -140,6 +144,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "ambient": rec.session_ambient,
         "contexts": contexts,
         "startup": [c for c in rec.startup if c in contexts],
+        "unwatched": _unwatched(rec, found),
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
@@ -169,6 +174,7 @@ def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
             "opened": sorted(ctx.opened),
             "listed": sorted(ctx.listed),
             "missing": sorted(ctx.missing),
+            "reads": {path: sorted(names) for path, names in sorted(ctx.reads.items())},
             "flags": dict(ctx.flags),
             "imports": list(ctx.imports),
         }
@@ -182,11 +188,22 @@ def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
     for name in [*imports, *others]:
         entry = entries[name]
         entry["imports"] = [c for c in entry["imports"] if c in kept]
-        has_data = any(entry[k] for k in ("units", "opened", "listed", "missing", "flags",
-                                          "imports"))
+        has_data = any(entry[k] for k in ("units", "opened", "listed", "missing", "reads",
+                                          "flags", "imports"))
         if has_data or rec.import_files.get(name):
             kept.add(name)
     return {n: entries[n] for n in entries if n in kept or n == "c"}
+
+
+def _unwatched(rec: Recording, found: units.Units) -> list[str]:
+    """The repository's modules whose attribute reads were not seen (``watch``): those with
+    a class of their own, and files whose module code ran with no import the recorder saw
+    (``runpy``, a spec made from a path)."""
+    rec.watcher.still_watched()
+    watched = set(rec.watcher.paths.values())
+    ran = {path for files in found.values() for path, names in files.items()
+           if blocks.MODULE in names}
+    return sorted(rec.watcher.unwatched | (ran - watched))
 
 
 def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
@@ -208,7 +225,8 @@ def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
 
 
 def _empty() -> dict[str, Any]:
-    return {"units": {}, "opened": [], "listed": [], "missing": [], "flags": {}, "imports": []}
+    return {"units": {}, "opened": [], "listed": [], "missing": [], "reads": {}, "flags": {},
+            "imports": []}
 
 
 def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, str]]:

@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from agentgate.witness import depgraph as graph
-from agentgate.witness.blocks import DIR, MISSING, MODULE, WHOLE
+from agentgate.witness.blocks import DIR, MISSING, MODULE, READ, WHOLE
 from agentgate.witness.depgraph import TestEntry, Unit, Witness
 from agentgate.witness.patch import Patch
 from agentgate.witness.rebind import Rebound
-
-_NOT_BLOCKS = (MODULE, WHOLE, DIR, MISSING)
 
 
 def hit(
@@ -30,8 +28,12 @@ def hit(
     ordered = sorted(units)
     found = _changed_unit(ordered, changed, appeared)
     if found is None and rebound:
-        found = next((why for path, name in ordered if name not in _NOT_BLOCKS
-                      and (why := rebound.hit(path, name)) is not None), None)
+        # The code's own reads first (they say which function); then what was seen read at
+        # run time (``watch``: a library's reads, names computed).
+        candidates = [u for u in ordered if graph.is_block(u[1])]
+        candidates += [u for u in ordered if u[1].startswith(READ)]
+        found = next((why for path, name in candidates
+                      if (why := rebound.hit(path, name)) is not None), None)
     return found
 
 

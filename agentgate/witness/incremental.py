@@ -57,7 +57,9 @@ class Basis:
         tests = graph.with_incompleteness(nodes, {**kept, **fresh.tests})
         quiet = set(fresh.info.get(graph.QUIET_IMPORTS, ())) & set(
             self.old.info.get(graph.QUIET_IMPORTS, ()))
-        info = {**fresh.info, graph.QUIET_IMPORTS: sorted(quiet),
+        info = {**{k: v for k, v in fresh.info.items() if k != graph.UNWATCHED},
+                **graph.merged_unwatched(fresh.info, self.old.info),
+                graph.QUIET_IMPORTS: sorted(quiet),
                 INFO: {"from": self.old.sha, "carried": len(kept), "recorded": len(fresh.tests)}}
         return replace(fresh, nodes=nodes, tests=tests, info=info)
 
@@ -91,7 +93,8 @@ def find(root: Path, config: Config, sha: str, notes: list[str]) -> Basis | None
                      "recording the whole suite")
         return None
     patch = compute(root, old.sha, sha, config, graph.paths(old), imports=graph.import_runs(old),
-                    reach=impact.reach(old), quiet_import=graph.quiet_imports(old))
+                    reach=impact.reach(old), quiet_import=graph.quiet_imports(old),
+                    unwatched=graph.unwatched(old))
     basis = basis_for(old, patch, config)
     back = commits_between(root, old.sha, sha)
     notes.append(f"witness record --incremental: from the witness of {old.sha[:12]}, {back} "

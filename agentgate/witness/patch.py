@@ -53,12 +53,14 @@ def compute(
     *, imports: Mapping[str, frozenset[tuple[str, str]]] | None = None,
     reach: Callable[[set[str]], set[str]] | None = None,
     quiet_import: Callable[[str], bool] = lambda _path: False,
+    unwatched: frozenset[str] | None = None,
 ) -> Patch:
     """What changed in old...new, for a witness whose units name the paths ``witnessed``;
     ``imports[module]``: the functions the recording saw run while that module was imported;
     ``reach(paths)``: the files whose code the tests and nodes that used those modules ran
     (default: every witnessed one); ``quiet_import(path)``: the recording saw no repository
-    function run while that module was imported (``rebind``)."""
+    function run while that module was imported; ``unwatched``: the modules whose attribute
+    reads the recording did not see (None: it watched none, and ``rebind`` is not used)."""
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
     keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
@@ -68,8 +70,9 @@ def compute(
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
-    rebound = _rebind(root, old, _Changed(changes, texts, tests, changed),
-                      reach or (lambda _paths: witnessed), imports or {}, quiet_import)
+    rebound = Rebound() if unwatched is None else _rebind(
+        root, old, _Changed(changes, texts, tests, changed), reach or (lambda _paths: witnessed),
+        imports or {}, quiet_import, unwatched)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -111,6 +114,7 @@ class _Changed:
 def _rebind(
     root: Path, old: str, diff: _Changed, reach: Callable[[set[str]], set[str]],
     imports: Mapping[str, frozenset[tuple[str, str]]], quiet_import: Callable[[str], bool],
+    unwatched: frozenset[str],
 ) -> Rebound:
     """A module whose module level changed only by binding names, or a changed function
     that only computes and ran at import, impacts the tests that run code reading the names
@@ -119,6 +123,8 @@ def _rebind(
     pairs: dict[str, tuple[bytes, bytes]] = {}
     funcs: dict[str, tuple[bytes, frozenset[str]]] = {}
     for path, old_text, new_text in diff.modules():
+        if path in unwatched:
+            continue  # what read its names is not known: the module rule
         if changed.get(path) == {MODULE}:
             pairs[path] = (old_text, new_text)
         elif MODULE not in changed.get(path, ()):
@@ -133,7 +139,7 @@ def _rebind(
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
     outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,
-                           at_import=rebind.AtImport(ran, funcs))
+                           at_import=rebind.AtImport(ran, funcs), unwatched=unwatched)
     for path in pairs:
         if path not in outcome.fallback:
             changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}

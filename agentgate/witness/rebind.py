@@ -31,6 +31,7 @@ from functools import cached_property
 
 from agentgate.witness import bindings
 from agentgate.witness.bindings import Module, Reads, Statement
+from agentgate.witness.blocks import READ
 from agentgate.witness.syntax import Import
 
 # In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
@@ -43,6 +44,8 @@ _IMPLICIT_MODULE = frozenset({"__getattr__", "__dir__", "__path__", "__builtins_
                               "__spec__", "__loader__", "__package__", "__name__", "__file__",
                               "__class__"})
 _PLAIN_DUNDERS = frozenset({"__doc__", "__module__", "__qualname__"})
+# Read at run time, these read every name of a module (``vars(m)``, ``dir(m)``).
+_WHOLE_NAMESPACE = frozenset({"__dict__", "__getattribute__"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +59,9 @@ class Rebound:
     # module -> changed pure functions its import ran, whose callers there now rebind names
     # (``import_callers``): those runs no longer count as the module's own change.
     at_import: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    # The recording saw every read of a module's attribute (``watch``): a function's reads
+    # by computed names are the ``READ`` units its test has, not every changed name.
+    observed: bool = False
 
     @cached_property
     def resolve(self) -> _Resolver:
@@ -70,7 +76,15 @@ class Rebound:
         return frozenset(n for names in self.names.values() for n in names)
 
     def hit(self, path: str, block: str) -> str | None:
-        """Why the block ``path::block``, run by a test, reads a changed name, or None."""
+        """Why the block ``path::block``, run by a test, reads a changed name, or None; for a
+        ``READ`` unit, why that read (of the module at ``path``) is of a changed name. A read
+        counts by its name, as a module attribute read in the code does (a module that
+        imported the name holds it too)."""
+        if block.startswith(READ):
+            name = block[len(READ):]
+            if name in self.spelled or (name in _WHOLE_NAMESPACE and self.spelled):
+                return f"{path}.{name} read at run time (module level: a changed name)"
+            return None
         names = self.names.get(path, frozenset())
         top = block.split(".")[0].split("#")[0]
         where = f"{path}::{block}"
@@ -85,7 +99,8 @@ class Rebound:
                 changed = self.names.get(source, frozenset())
                 if item.name in changed or (item.name == "*" and changed):
                     return f"{where} imports {item.name} (module level of {source})"
-        return _reading(where, reads, names, self.spelled, self.members, self._from(path))
+        return _reading(where, reads, names, self.spelled, self.members, self._from(path),
+                        observed=self.observed)
 
     def _from(self, path: str) -> str:
         origin = self.origin.get(path)
@@ -94,16 +109,20 @@ class Rebound:
 
 def _reading(where: str, reads: Reads, names: frozenset[str] | set[str],
              spelled: frozenset[str] | set[str], members: frozenset[str] | set[str],
-             origin: str = "") -> str | None:
+             origin: str = "", *, observed: bool = False) -> str | None:
     """Why code with these reads reads a changed name: a global of its own module, a
-    module's attribute, a class attribute, or names it computes; None when it does not."""
+    module's attribute, a class attribute, or names it computes; None when it does not.
+    ``observed``: the recording saw the code's reads of module attributes (``watch``), so
+    only what it could not see (its own namespace by ``globals()``, evaluated text) counts
+    among the names it computes."""
     found = sorted(reads.loads & names)
     if found:
         return f"{where} reads {found[0]} (module level{origin})"
     found = sorted(reads.module_attrs & spelled) or sorted(reads.attrs & members)
     if found:
         return f"{where} reads .{found[0]} (module level: a changed name)"
-    if (reads.dynamic_modules and spelled) or (reads.dynamic and members):
+    unseen = reads.opaque_modules if observed else reads.dynamic_modules
+    if (reads.dynamic_modules and unseen and spelled) or (reads.dynamic and members):
         return f"{where} reads names it computes (module level: a changed name)"
     return None
 
@@ -131,12 +150,15 @@ def judge(
     *,
     quiet_import: Callable[[str], bool],
     at_import: AtImport | None = None,
+    unwatched: frozenset[str] | None = None,
 ) -> Outcome:
     """``pairs``: the modified modules whose top level changed (W's text, head's text);
     ``universe``: W's text of every module the witness saw run, for following names;
     ``quiet_import(path)``: the recording saw no repository function run while that module
     was imported (so its classes' bases ran no project code when they were made);
-    ``at_import``: changed functions the recording saw run at some module's import."""
+    ``at_import``: changed functions the recording saw run at some module's import;
+    ``unwatched``: modules whose attribute reads the recording did not see (``watch``; None:
+    it saw none), judged by the module rule when their names change."""
     modules: dict[str, Module] = {}
     for path, text in universe.items():
         found = bindings.analyse(text, quiet_import=quiet_import(path))
@@ -170,11 +192,13 @@ def judge(
                                fallback, origin)
     raising |= resolved.keys()
     propagation.run(names, attrs, fallback, origin)
+    fallback |= {p for p, n in names.items() if n and p in (unwatched or ())}
     kept = {p: frozenset(n) for p, n in names.items() if p not in fallback and n}
     rebound = Rebound(kept, frozenset(attrs), modules,
                       {p: o for p, o in origin.items() if p in kept},
                       frozenset(raising - fallback),
-                      {p: u for p, u in resolved.items() if p not in fallback})
+                      {p: u for p, u in resolved.items() if p not in fallback},
+                      observed=unwatched is not None)
     return Outcome(rebound, frozenset(fallback),
                    {p: b for p, b in changed_blocks.items() if p not in fallback})
 

@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any
 
-from agentgate.witness import harvest, lines, tracer
+from agentgate.witness import harvest, lines, tracer, watch
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -85,6 +85,7 @@ _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
 # Installed metadata (entry points, versions) comes from the environment, which the
 # interpreter's fingerprint covers, and for the project itself from its packaging files.
 _METADATA_DIRS = (".dist-info", ".egg-info")
+_AGENTGATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
@@ -128,6 +129,8 @@ class Recorder:
         self._settraced: list[tuple[Context, str]] = []  # settrace calls not yet checked
         self.tracing = False
         self.unusable: str | None = None  # why tracing could not start after a lazy start
+        # Attribute reads of the repository's modules (``watch``), charged to the context.
+        self.watcher = watch.Watcher(self._reader_kind, self._module_read)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -150,6 +153,9 @@ class Recorder:
     def _trace(self) -> None:
         self._tracing.start(self._current)
         self.tracing = True
+        for name, module in list(sys.modules.items()):
+            self._watch(name, module)
+        self.watcher.start()
         # Taken once tracing runs, so a module imported in between counts as unseen.
         self.preloaded |= self._imported()
         if self.lines is not None:
@@ -199,6 +205,7 @@ class Recorder:
     def stop(self) -> None:
         global _ACTIVE
         _ACTIVE = None
+        self.watcher.stop()
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
@@ -252,7 +259,32 @@ class Recorder:
     def end_import(self, ctx: str, name: str) -> None:
         self.pop(ctx)
         module = sys.modules.get(name)
-        self.import_files[ctx] = self.rel(harvest.module_file(name, module))
+        self.import_files[ctx] = self._watch(name, module)
+
+    def _watch(self, name: str, module: Any) -> str | None:
+        """The repository path of an imported module (None: not the repository's), which
+        gets the watched class (``watch``) once tracing runs."""
+        file = harvest.module_file(name, module)
+        path = self.rel(file)
+        if path is not None and self.tracing and not str(file).startswith(_AGENTGATE):
+            self.watcher.watch(module, path)
+        return path
+
+    def _reader_kind(self, code: Any) -> int:
+        """Whose code read a module attribute (``watch.Watcher``)."""
+        name = code.co_filename
+        if name.startswith("<doctest "):
+            return watch.COUNT  # a doctest's examples are the test's own code
+        if name.startswith(("<frozen ", _AGENTGATE, *self._skip_callers)):
+            return watch.SKIP  # the import system (import statements), pytest, pluggy
+        if "-packages" in name:
+            return watch.COUNT  # an installed library, also inside the tree (a .venv)
+        if name.startswith("<") or name.startswith(_STDLIB):
+            return watch.THROUGH  # the standard library, generated code (dataclasses)
+        return watch.REPO_TOP if self.rel(name) is not None else watch.COUNT
+
+    def _module_read(self, path: str, name: str) -> None:
+        self.context.reads.setdefault(path, set()).add(name)
 
     def missed(self, name: str, path: Any, frame: Any) -> None:
         """An import found no module ``name`` on ``path`` (sys.path when None): the places it

@@ -112,7 +112,8 @@ def evaluate(
     witness, merge_base = found
     patch = compute(root, witness.sha, head, config, graph.paths(witness),
                     imports=graph.import_runs(witness), reach=impact.reach(witness),
-                    quiet_import=graph.quiet_imports(witness))
+                    quiet_import=graph.quiet_imports(witness),
+                    unwatched=graph.unwatched(witness))
     drift = list(patch.ambient) + _machine_drift(root, config, witness)
     if witness.env and check_env:
         drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head)

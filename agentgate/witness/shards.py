@@ -23,9 +23,11 @@ from agentgate.core.config import parse_shard
 from agentgate.core.errors import ConfigError
 from agentgate.witness.depgraph import (
     QUIET_IMPORTS,
+    UNWATCHED,
     WHOLE_SUITE,
     Node,
     Witness,
+    merged_unwatched,
     with_incompleteness,
 )
 
@@ -85,9 +87,11 @@ def merge(shards: Sequence[Shard]) -> Witness:
     nodes = _merged_nodes(shards)
     whole = all(s.witness.info.get(WHOLE_SUITE) is True for s in shards)
     quiet = set.intersection(*(set(s.witness.info.get(QUIET_IMPORTS, ())) for s in shards))
+    info = {k: v for k, v in first.info.items() if k != UNWATCHED}
     return replace(
         first, recorded_at=min(s.witness.recorded_at for s in shards), nodes=nodes,
-        info={**first.info, WHOLE_SUITE: whole, QUIET_IMPORTS: sorted(quiet)},
+        info={**info, WHOLE_SUITE: whole, QUIET_IMPORTS: sorted(quiet),
+              **merged_unwatched(*(s.witness.info for s in shards))},
         # A node one shard flagged taints every test that reaches it, whichever shard ran it.
         tests=with_incompleteness(nodes, tests),
         collected=frozenset().union(*(s.witness.collected for s in shards)),

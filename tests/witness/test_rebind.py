@@ -70,6 +70,32 @@ FILES = {
     "tests/test_dynamic.py": "import app.limits\n\n\n"
                              "def test_dynamic():\n    name = 'LIM' + 'IT'\n"
                              "    assert getattr(app.limits, name) == 3\n",
+    # Reads no code of the repository spells: a library's (installed, outside the tree's
+    # code), the standard library's on a test's behalf, a namespace, evaluated text.
+    "vendor/site-packages/settingslib.py": "import importlib\n\n\n"
+                                           "def setting(module, name):\n"
+                                           "    return getattr(importlib.import_module(module),"
+                                           " name)\n",
+    "tests/test_library.py": "import sys\nfrom pathlib import Path\n\n"
+                             "sys.path.insert(0, str(Path(__file__).parents[1] / 'vendor'"
+                             " / 'site-packages'))\n"
+                             "import settingslib  # noqa: E402\n\n\n"
+                             "def test_library():\n"
+                             "    assert settingslib.setting('app.limits', 'LIMIT') == 3\n",
+    "tests/test_resolve.py": "import pkgutil\n\n\n"
+                             "def test_resolve():\n"
+                             "    assert pkgutil.resolve_name('app.limits:LIMIT') == 3\n",
+    "tests/test_namespace.py": "import app.limits\n\n\n"
+                               "def test_namespace():\n    assert 'LIMIT' in vars(app.limits)\n",
+    "tests/test_evaluated.py": "import app.limits  # noqa: F401\n\n\n"
+                               "def test_evaluated():\n"
+                               "    assert eval('app.limits.' + 'LIMIT') == 3\n",
+    # A module with a class of its own (a lazy module's trick): its reads cannot be watched.
+    "app/own_class.py": "import sys\nimport types\n\nFLAG = 1\nOTHER_FLAG = 2\n\n\n"
+                        "class _Module(types.ModuleType):\n    pass\n\n\n"
+                        "sys.modules[__name__].__class__ = _Module\n",
+    "tests/test_own_class.py": "from app import own_class\n\n\n"
+                               "def test_own_class():\n    assert own_class.OTHER_FLAG == 2\n",
     "tests/test_star.py": "from app.star import LIMIT as L\n\n\n"
                           "def test_star():\n    assert L == 3\n",
     "tests/test_cap.py": "from app.defaults import cap\n\n\n"
@@ -116,6 +142,8 @@ T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
     ("clamp", "clamp"), ("other", "other"), ("derived", "double"), ("attr", "attr"),
     ("dynamic", "dynamic"), ("star", "star"), ("cap", "cap"), ("policy", "retries"),
     ("registry", "registry"), ("local", "local"), ("unrelated", "unrelated"),
+    ("library", "library"), ("resolve", "resolve"), ("namespace", "namespace"),
+    ("evaluated", "evaluated"),
 )}
 
 
@@ -143,7 +171,12 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     assert "reads LIMIT" in impacted[T["clamp"]]  # a function of the module reads it
     assert T["double"] in impacted  # DOUBLE = LIMIT * 2 in another module rebinds DOUBLE
     assert "reads .LIMIT" in impacted[T["attr"]]  # app.limits.LIMIT, an attribute
-    assert "computes" in impacted[T["dynamic"]]  # getattr(module, computed name)
+    # Read by names no code spells, seen as they were read (``watch``): getattr with a
+    # computed name, a library's getattr, the standard library's on the test's behalf.
+    for name in ("dynamic", "library", "resolve"):
+        assert "LIMIT read at run time" in impacted[T[name]], name
+    assert "__dict__ read at run time" in impacted[T["namespace"]]  # vars(module)
+    assert "computes" in impacted[T["evaluated"]]  # eval: what no recording can see
     assert T["star"] in impacted  # from app.limits import * re-exports it
     assert "imports LIMIT" in impacted[T["local"]]  # imported inside the test function
     assert T["cap"] in impacted  # def cap(x, limit=LIMIT): the default is the old value
@@ -185,12 +218,13 @@ def test_a_class_body_change_runs_the_tests_that_used_the_class(
 
 def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, str]) -> None:
     """Adding a function changes the module level (a new name) and nothing any test ran:
-    only code that reads names it computes could see it."""
+    only code that reads a whole namespace, or names no recording sees, could see it. A
+    computed ``getattr`` was seen reading LIMIT alone (``watch``)."""
     repo, w = recorded
     patch(repo, w, "newfunc", {"app/limits.py": LIMITS + "\n\ndef extra():\n    return 1\n"})
     found = plan(repo, w)
-    assert set(_impacted(found)) == {T["dynamic"]}
-    assert T["clamp"] in _skipped(found)
+    assert set(_impacted(found)) == {T["namespace"], T["evaluated"]}
+    assert {T["clamp"], T["dynamic"], T["library"]} <= _skipped(found)
 
 
 def test_a_change_that_is_not_binding_only_keeps_the_module_rule(
@@ -212,7 +246,20 @@ def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
     repo, w = recorded
     text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
     patch(repo, w, "doc", {"app/limits.py": text})
-    assert set(_impacted(plan(repo, w))) == {T["dynamic"]}
+    assert set(_impacted(plan(repo, w))) == {T["namespace"], T["evaluated"]}
+
+
+def test_a_module_whose_reads_cannot_be_watched_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """app/own_class.py gives itself a class of its own, so what reads its names was not
+    seen: a change to FLAG runs the test that read only OTHER_FLAG."""
+    repo, w = recorded
+    text = FILES["app/own_class.py"]
+    patch(repo, w, "own", {"app/own_class.py": text.replace("FLAG = 1", "FLAG = 3")})
+    impacted = _impacted(plan(repo, w))
+    assert "tests/test_own_class.py::test_own_class" in impacted
+    assert T["clamp"] not in impacted
 
 
 def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -> None:

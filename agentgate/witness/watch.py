@@ -1,0 +1,133 @@
+"""Reads of a repository module's attributes, seen while recording (issue 12, ``rebind``).
+
+``rebind`` judges a module-level change by the names it rebinds, from the code that reads
+them. The repository's own code it reads statically; what it cannot read is code outside the
+repository (a library doing ``getattr(settings, name)`` for every setting,
+``pkgutil.resolve_name("app.settings:MIDDLEWARE")``, ``inspect.getmembers``) and the
+repository's own reads by computed names (``getattr(module, name)``). Both are seen here, as
+they happen: every module of the repository gets a class of its own (``Watched``, a
+``ModuleType`` whose attribute lookup reports the name), and each read is charged to the
+context it happens in.
+
+Counted: reads made by code outside the repository and outside the tooling (pytest, pluggy,
+the import system, agentgate), and reads made by the repository's functions. Not counted:
+the repository's module-level and class-body code (``from m import X``, ``Y = m.X``), which
+``rebind`` follows statically through the names each statement binds; charging those reads to
+the importing module's users would undo that. A read through the standard library counts
+for whoever called it (a conftest's ``pkgutil.resolve_name`` counts; pytest's doctest finder
+reading a module's ``__dict__`` does not).
+
+A module whose class is not plain ``ModuleType`` (a lazy module that set its own) cannot be
+watched: it is *unwatched*, and so is a repository file whose module code ran without an
+import the recorder saw (``runpy``, ``exec_module`` of a spec made by hand). ``rebind``
+judges changes to those by the module rule.
+
+Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+_GET = types.ModuleType.__getattribute__
+_FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, not a module's or a class body's
+# Who read: a kind per code object.
+SKIP, COUNT, REPO_TOP, THROUGH = 0, 1, 2, 3
+# The sink: (module, name, the reading frame) for each read, or None when nothing records.
+_SINK: list[Callable[[Any, str, Any], None] | None] = [None]
+
+
+class Watched(types.ModuleType):
+    """A repository module while recording: each attribute read is reported."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        sink = _SINK[0]
+        if sink is not None:
+            sink(self, name, sys._getframe(1))
+        return _GET(self, name)
+
+
+class Watcher:
+    """Gives the repository's modules the watched class and reports their reads.
+
+    ``kind(code)``: SKIP (tooling, the import system), COUNT (a library, the repository's
+    functions), REPO_TOP (the repository's module-level or class-body code: counted only
+    when reached through the standard library) or THROUGH (the standard library: whoever
+    called it decides). ``report(path, name)``: one read to charge."""
+
+    def __init__(self, kind: Callable[[Any], int], report: Callable[[str, str], None]) -> None:
+        self._kind = kind
+        self._report = report
+        self._kinds: dict[Any, int] = {}
+        self.paths: dict[int, str] = {}  # id(module) -> its repository path
+        self._held: list[Any] = []  # the watched modules, so an id is never reused
+        self.unwatched: set[str] = set()
+        self.busy = False
+
+    def start(self) -> None:
+        _SINK[0] = self.read
+
+    def stop(self) -> None:
+        if _SINK[0] == self.read:
+            _SINK[0] = None
+
+    def watch(self, module: Any, path: str) -> None:
+        """Give a repository module the watched class, or note it as unwatched."""
+        if type(module) is Watched:
+            self.paths[id(module)] = path
+            return
+        if type(module) is not types.ModuleType:
+            self.unwatched.add(path)
+            return
+        try:
+            module.__class__ = Watched
+        except TypeError:
+            self.unwatched.add(path)
+            return
+        self.paths[id(module)] = path
+        self._held.append(module)
+
+    def still_watched(self) -> None:
+        """A watched module that set a class of its own since is unwatched from then on."""
+        for module in self._held:
+            if type(module) is not Watched:
+                self.unwatched.add(self.paths[id(module)])
+
+    def read(self, module: Any, name: str, frame: Any) -> None:
+        if self.busy:
+            return
+        path = self.paths.get(id(module))
+        if path is None:
+            return
+        self.busy = True  # what classifying reads is not the repository's doing
+        try:
+            if self._counts(frame):
+                self._report(path, name)
+        finally:
+            self.busy = False
+
+    def _counts(self, frame: Any) -> bool:
+        immediate = True
+        for _ in range(64):
+            if frame is None:
+                break
+            code = frame.f_code
+            kind = self._kinds.get(code)
+            if kind is None:
+                kind = self._kinds[code] = self._classify(code)
+            if kind != THROUGH:
+                return kind == COUNT or (kind == REPO_TOP and not immediate)
+            frame = frame.f_back
+            immediate = False
+        return True  # the standard library all the way up: nobody to blame, so it counts
+
+    def _classify(self, code: Any) -> int:
+        kind = self._kind(code)
+        if kind == REPO_TOP and code.co_flags & _FUNCTION:
+            return COUNT
+        return kind
