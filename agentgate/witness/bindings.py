@@ -79,6 +79,8 @@ class Statement:
     # Binding-only but for calls to these callables of the project (by the name it calls
     # them); None when it is not binding-only even so.
     calls: frozenset[str] | None = None
+    # A class's bases, by the name they start from (``models`` of ``models.Model``).
+    bases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,10 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
                  dynamic_modules, tuple(own), opaque)
 
 
+def _base_of(node: ast.expr) -> str | None:
+    return base_name(node.value if isinstance(node, ast.Subscript) else node)  # Generic[T]
+
+
 def _called(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
@@ -296,6 +302,7 @@ class _Scope:
                 imports_project, self.rules.project_base(stmt), tuple(items), name=stmt.name,
                 header=_digest("|".join(ast.dump(h) for h in header)) if self.digests else "",
                 members=tuple(self.statement(s) for s in stmt.body),
+                bases=tuple(b for b in map(_base_of, stmt.bases) if b is not None),
             )
         given, calls = self.rules.check(lambda: self.rules.stmt(stmt))
         return Statement(digest, bound, reads, given and not calls, imports_project,

@@ -72,7 +72,7 @@ def compute(
         _record(change, texts, changed, witnessed)
     rebound = Rebound() if unwatched is None else _rebind(
         root, old, _Changed(changes, texts, tests, changed), reach or (lambda _paths: witnessed),
-        imports or {}, quiet_import, unwatched)
+        imports or {}, quiet_import, unwatched, witnessed)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -114,7 +114,7 @@ class _Changed:
 def _rebind(
     root: Path, old: str, diff: _Changed, reach: Callable[[set[str]], set[str]],
     imports: Mapping[str, frozenset[tuple[str, str]]], quiet_import: Callable[[str], bool],
-    unwatched: frozenset[str],
+    unwatched: frozenset[str], witnessed: set[str],
 ) -> Rebound:
     """A module whose module level changed only by binding names, or a changed function
     that only computes and ran at import, impacts the tests that run code reading the names
@@ -139,7 +139,8 @@ def _rebind(
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
     outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,
-                           at_import=rebind.AtImport(ran, funcs), unwatched=unwatched)
+                           at_import=rebind.AtImport(ran, funcs), unwatched=unwatched,
+                           known=witnessed)
     for path in pairs:
         if path not in outcome.fallback:
             changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}

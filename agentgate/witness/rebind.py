@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agentgate.witness import bindings
+from agentgate.witness import bindings, purity
 from agentgate.witness.bindings import Module, Reads, Statement
 from agentgate.witness.blocks import READ
 from agentgate.witness.syntax import Import
@@ -151,6 +151,7 @@ def judge(
     quiet_import: Callable[[str], bool],
     at_import: AtImport | None = None,
     unwatched: frozenset[str] | None = None,
+    known: Iterable[str] = (),
 ) -> Outcome:
     """``pairs``: the modified modules whose top level changed (W's text, head's text);
     ``universe``: W's text of every module the witness saw run, for following names;
@@ -158,7 +159,8 @@ def judge(
     was imported (so its classes' bases ran no project code when they were made);
     ``at_import``: changed functions the recording saw run at some module's import;
     ``unwatched``: modules whose attribute reads the recording did not see (``watch``; None:
-    it saw none), judged by the module rule when their names change."""
+    it saw none), judged by the module rule when their names change; ``known``: every path of
+    the repository the witness names (where a class's base may come from)."""
     modules: dict[str, Module] = {}
     for path, text in universe.items():
         found = bindings.analyse(text, quiet_import=quiet_import(path))
@@ -170,12 +172,14 @@ def judge(
     statements: dict[str, list[Statement]] = {p: list(m.statements) for p, m in modules.items()}
     changed_blocks: dict[str, frozenset[str]] = {}
     raising: set[str] = set()
+    resolver = _Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
         old = bindings.analyse(old_text, quiet_import=quiet, digests=True)
         # Nothing recorded the head's text: no evidence for its classes.
         new = bindings.analyse(new_text, digests=True)
-        delta = _delta(old, new, quiet) if old is not None and new is not None else None
+        delta = None if old is None or new is None or _library_class(
+            path, old, new, resolver) else _delta(old, new, quiet)
         if delta is None or old is None or new is None:
             fallback.add(path)
             continue
@@ -293,6 +297,26 @@ def _delta(old: Module, new: Module, quiet: bool) -> Found | None:
     implicit = names & _IMPLICIT_MODULE or {a for a in attrs if a.startswith("__")
                                             and a.endswith("__") and a not in _PLAIN_DUNDERS}
     return None if implicit else (names, attrs)
+
+
+def _library_class(path: str, old: Module, new: Module, resolve: _Resolver) -> bool:
+    """Whether a class the change touches derives from a library's class (not the standard
+    library's or a known one's, not the repository's): the library's metaclass or
+    ``__init_subclass__`` may keep the class (an ORM's models, a plugin registry) where no
+    name of it is read again, and the recording does not trace a library's code, so it has
+    no evidence either way."""
+    imports = {i.alias: i for m in (old, new) for s in m.statements for i in s.imports}
+
+    def library(stmt: Statement) -> bool:
+        for base in stmt.bases:
+            item = imports.get(base)
+            if (item is not None and not item.level and not item.stdlib
+                    and purity.qualified(item) is None and not resolve(path, item)):
+                return True
+        return any(library(m) for m in stmt.members if m.name)
+
+    return any(library(s) for run in _unmatched(old.statements, new.statements)
+               for side in run for s in side if s.name)
 
 
 def _whole(stmt: Statement, quiet: bool) -> Found | None:

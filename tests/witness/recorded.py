@@ -16,12 +16,19 @@ from tests.support.git_repo import AUTHOR, EMAIL, GitRepo, run_agentgate
 
 
 def recorded_repo(
-    factory: pytest.TempPathFactory, files: dict[str, str]
+    factory: pytest.TempPathFactory, files: dict[str, str],
+    outside: dict[str, str] | None = None,
 ) -> Iterator[tuple[GitRepo, str]]:
-    """A repository with one commit W holding ``files`` and a witness recorded at W."""
+    """A repository with one commit W holding ``files`` and a witness recorded at W;
+    ``outside``: files next to the repository, in ``../outside`` (a library installed
+    outside the tree, which the repository's tests put on ``sys.path``)."""
     with pytest.MonkeyPatch.context() as mp:
         isolate(mp, factory)
-        repo = GitRepo.init(factory.mktemp("witness") / "repo")
+        top = factory.mktemp("witness")
+        for name, text in (outside or {}).items():
+            (top / "outside" / name).parent.mkdir(parents=True, exist_ok=True)
+            (top / "outside" / name).write_text(text)
+        repo = GitRepo.init(top / "repo")
         repo.files(files)
         sha = repo.commit("initial")
         done = run_agentgate("witness", "record", cwd=repo.path)

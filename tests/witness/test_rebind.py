@@ -70,15 +70,10 @@ FILES = {
     "tests/test_dynamic.py": "import app.limits\n\n\n"
                              "def test_dynamic():\n    name = 'LIM' + 'IT'\n"
                              "    assert getattr(app.limits, name) == 3\n",
-    # Reads no code of the repository spells: a library's (installed, outside the tree's
-    # code), the standard library's on a test's behalf, a namespace, evaluated text.
-    "vendor/site-packages/settingslib.py": "import importlib\n\n\n"
-                                           "def setting(module, name):\n"
-                                           "    return getattr(importlib.import_module(module),"
-                                           " name)\n",
+    # Reads no code of the repository spells: a library's (``OUTSIDE``), the standard
+    # library's on a test's behalf, a whole namespace, evaluated text.
     "tests/test_library.py": "import sys\nfrom pathlib import Path\n\n"
-                             "sys.path.insert(0, str(Path(__file__).parents[1] / 'vendor'"
-                             " / 'site-packages'))\n"
+                             "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
                              "import settingslib  # noqa: E402\n\n\n"
                              "def test_library():\n"
                              "    assert settingslib.setting('app.limits', 'LIMIT') == 3\n",
@@ -90,6 +85,16 @@ FILES = {
     "tests/test_evaluated.py": "import app.limits  # noqa: F401\n\n\n"
                                "def test_evaluated():\n"
                                "    assert eval('app.limits.' + 'LIMIT') == 3\n",
+    # A class of a library's base (``OUTSIDE``): making it hands it to the library.
+    "app/items.py": "from reglib import Model\n\n\nclass Item(Model):\n    size = 1\n",
+    "tests/test_items.py": "import sys\nfrom pathlib import Path\n\n"
+                           "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
+                           "import app.items  # noqa: E402,F401\nimport reglib  # noqa: E402\n\n\n"
+                           "def test_items():\n    assert reglib.sizes() == [1]\n",
+    "tests/test_items_imported.py": "import sys\nfrom pathlib import Path\n\n"
+                                    "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))"
+                                    "\nimport app.items  # noqa: E402,F401\n\n\n"
+                                    "def test_imported():\n    pass\n",
     # A module with a class of its own (a lazy module's trick): its reads cannot be watched.
     "app/own_class.py": "import sys\nimport types\n\nFLAG = 1\nOTHER_FLAG = 2\n\n\n"
                         "class _Module(types.ModuleType):\n    pass\n\n\n"
@@ -138,6 +143,19 @@ FILES = {
                               "def test_registry():\n"
                               "    assert registry.REGISTRY['other'] == 10\n",
 }
+# Libraries installed outside the tree (no code of theirs is the repository's): one reads a
+# module's names by getattr, like a settings loader; one keeps every subclass of its base
+# class, like an ORM's models, and reads what the class holds with no name of it.
+OUTSIDE = {
+    "settingslib.py": "import importlib\n\n\n"
+                      "def setting(module, name):\n"
+                      "    return getattr(importlib.import_module(module), name)\n",
+    "reglib.py": "KEPT = []\n\n\nclass Model:\n"
+                 "    def __init_subclass__(cls, **kw):\n"
+                 "        super().__init_subclass__(**kw)\n"
+                 "        KEPT.append(cls)\n\n\n"
+                 "def sizes():\n    return [c.size for c in KEPT]\n",
+}
 T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
     ("clamp", "clamp"), ("other", "other"), ("derived", "double"), ("attr", "attr"),
     ("dynamic", "dynamic"), ("star", "star"), ("cap", "cap"), ("policy", "retries"),
@@ -149,7 +167,7 @@ T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
-    yield from recorded_repo(tmp_path_factory, FILES)
+    yield from recorded_repo(tmp_path_factory, FILES, OUTSIDE)
 
 
 def _impacted(found: WitnessPlan) -> dict[str, str]:
@@ -262,6 +280,17 @@ def test_a_module_whose_reads_cannot_be_watched_keeps_the_module_rule(
     assert T["clamp"] not in impacted
 
 
+def test_a_class_a_library_base_was_given_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``class Item(Model)``: the library's ``__init_subclass__`` keeps the class, and the
+    test reads its size through the library, no name of it: the module rule runs it."""
+    repo, w = recorded
+    text = FILES["app/items.py"]
+    patch(repo, w, "items", {"app/items.py": text.replace("size = 1", "size = 2")})
+    assert "tests/test_items.py::test_items" in _impacted(plan(repo, w))
+
+
 def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -> None:
     """A module's doctest runs its docstring's examples: no code of the module, no name it
     binds (the docstring is text), yet the edit is the test's own."""
@@ -332,3 +361,4 @@ def test_a_subclass_body_change_is_judged_by_names_only_where_making_it_ran_no_p
     alpha = FILES["app/alpha.py"]
     patch(repo, w, "alpha", {"app/alpha.py": alpha.replace("size: int", "size: str")})
     assert _impacted(plan(repo, w))["tests/test_plugins.py::test_names"] == "app/alpha.py"
+
