@@ -95,6 +95,7 @@ def test_only_what_the_witness_cannot_vouch_for_runs_again(
     # test_data.py's (its module level changed: a test was added), the new ones.
     assert witness.info[INFO] == {"from": w, "carried": 3, "recorded": 9}
     assert witness.info[depgraph.WHOLE_SUITE] is True
+    assert depgraph.unwatched(witness) is not None  # both parts watched module reads
 
 
 def test_the_incremental_witness_selects_as_a_full_recording(

@@ -10,6 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from agentgate.core import config
+from agentgate.witness import depgraph, store
+from agentgate.witness.blocks import MODULE
+from agentgate.witness.patch import compute
+from agentgate.witness.rebind import REBOUND
 from agentgate.witness.select import IMPACTED, SKIP, WitnessPlan
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import patch, plan, recorded_repo
@@ -289,6 +294,33 @@ def test_a_class_a_library_base_was_given_keeps_the_module_rule(
     text = FILES["app/items.py"]
     patch(repo, w, "items", {"app/items.py": text.replace("size = 1", "size = 2")})
     assert "tests/test_items.py::test_items" in _impacted(plan(repo, w))
+
+
+def test_a_witness_that_did_not_watch_reads_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """A recording from before reads were watched cannot vouch that no library read a
+    changed name: without its list of unwatched modules, no change is judged by names."""
+    repo, w = recorded
+    patch(repo, w, "older", {"app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
+    witness = store.Store.for_repo(repo.path).load(w)
+    assert witness is not None
+    unwatched = depgraph.unwatched(witness)
+    assert unwatched is not None and "app/own_class.py" in unwatched
+    settings = config.load(repo.path)
+    paths = depgraph.paths(witness)
+    watched = compute(repo.path, w, "HEAD", settings, paths, unwatched=unwatched)
+    assert watched.changed["app/limits.py"] >= {REBOUND} and watched.rebound
+    older = compute(repo.path, w, "HEAD", settings, paths, unwatched=None)
+    assert older.changed["app/limits.py"] == {MODULE} and not older.rebound
+
+
+def test_a_witness_made_of_parts_watched_reads_only_if_every_part_did() -> None:
+    """Shards merged, or tests carried from an older witness (incremental): one part that
+    did not watch reads makes the whole a witness that did not."""
+    key = depgraph.UNWATCHED
+    assert depgraph.merged_unwatched({key: ["a.py"]}, {key: ["b.py"]}) == {key: ["a.py", "b.py"]}
+    assert depgraph.merged_unwatched({key: ["a.py"]}, {}) == {}
 
 
 def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -> None:

@@ -86,6 +86,8 @@ def test_the_merged_witness_selects_as_the_full_recording(
         assert json.loads(out)["witness"] == w and json.loads(out)["tests"] == len(full.tests)
         merged = Store.for_repo(repo.path).load(w)
         assert merged is not None
+        # Every shard watched module reads: so does the whole (else rebind is not used).
+        assert depgraph.unwatched(merged) == depgraph.unwatched(full) is not None
         for nodeid, test in full.tests.items():
             assert depgraph.closure(merged, merged.tests[nodeid]) == depgraph.closure(full, test)
             assert merged.tests[nodeid].incomplete == test.incomplete
