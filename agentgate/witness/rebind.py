@@ -23,6 +23,7 @@ failed, the conftests above it) is judged as before.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import posixpath
 from collections.abc import Callable, Iterable, Mapping
@@ -306,12 +307,18 @@ def _library_class(path: str, old: Module, new: Module, resolve: _Resolver) -> b
     name of it is read again, and the recording does not trace a library's code, so it has
     no evidence either way."""
     imports = {i.alias: i for m in (old, new) for s in m.statements for i in s.imports}
+    classes = {s.name for m in (old, new) for s in m.statements if s.name}
 
     def library(stmt: Statement) -> bool:
         for base in stmt.bases:
             item = imports.get(base)
-            if (item is not None and not item.level and not item.stdlib
-                    and purity.qualified(item) is None and not resolve(path, item)):
+            if item is None:
+                # A class of this module or a builtin; any other name (``Base =
+                # declarative_base()``) is whatever a call made: anything.
+                if base not in classes and not hasattr(builtins, base):
+                    return True
+            elif (not item.level and not item.stdlib and purity.qualified(item) is None
+                    and not resolve(path, item)):
                 return True
         return any(library(m) for m in stmt.members if m.name)
 

@@ -95,7 +95,20 @@ FILES = {
     "tests/test_items.py": "import sys\nfrom pathlib import Path\n\n"
                            "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
                            "import app.items  # noqa: E402,F401\nimport reglib  # noqa: E402\n\n\n"
-                           "def test_items():\n    assert reglib.sizes() == [1]\n",
+                           "def test_items():\n    assert reglib.sizes()['Item'] == 1\n",
+    # The same, its base made by a call to the library (``Base = declarative_base()``).
+    "app/made.py": "from reglib import make_base\n\nBase = make_base()\n\n\n"
+                   "class Thing(Base):\n    size = 1\n",
+    "tests/test_made.py": "import sys\nfrom pathlib import Path\n\n"
+                          "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
+                          "import app.made  # noqa: E402,F401\nimport reglib  # noqa: E402\n\n\n"
+                          "def test_made():\n    import time\n\n"
+                          "    time.sleep(0.05)  # not the quickest importer\n"
+                          "    assert reglib.sizes()['Thing'] == 1\n",
+    "tests/test_made_imported.py": "import sys\nfrom pathlib import Path\n\n"
+                                   "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))"
+                                   "\nimport app.made  # noqa: E402,F401\n\n\n"
+                                   "def test_made_imported():\n    pass\n",
     "tests/test_items_imported.py": "import sys\nfrom pathlib import Path\n\n"
                                     "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))"
                                     "\nimport app.items  # noqa: E402,F401\n\n\n"
@@ -159,7 +172,9 @@ OUTSIDE = {
                  "    def __init_subclass__(cls, **kw):\n"
                  "        super().__init_subclass__(**kw)\n"
                  "        KEPT.append(cls)\n\n\n"
-                 "def sizes():\n    return [c.size for c in KEPT]\n",
+                 "def make_base():\n    return type('Made', (Model,), {})\n\n\n"
+                 "def sizes():\n"
+                 "    return {c.__name__: c.size for c in KEPT if hasattr(c, 'size')}\n",
 }
 T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
     ("clamp", "clamp"), ("other", "other"), ("derived", "double"), ("attr", "attr"),
@@ -294,6 +309,9 @@ def test_a_class_a_library_base_was_given_keeps_the_module_rule(
     text = FILES["app/items.py"]
     patch(repo, w, "items", {"app/items.py": text.replace("size = 1", "size = 2")})
     assert "tests/test_items.py::test_items" in _impacted(plan(repo, w))
+    made = FILES["app/made.py"]
+    patch(repo, w, "made", {"app/made.py": made.replace("size = 1", "size = 2")})
+    assert "tests/test_made.py::test_made" in _impacted(plan(repo, w))
 
 
 def test_a_witness_that_did_not_watch_reads_keeps_the_module_rule(
