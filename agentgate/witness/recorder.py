@@ -275,13 +275,20 @@ class Recorder:
         name = code.co_filename
         if name.startswith("<doctest "):
             return watch.COUNT  # a doctest's examples are the test's own code
-        if name.startswith(("<frozen ", _AGENTGATE, *self._skip_callers)):
-            return watch.SKIP  # the import system (import statements), pytest, pluggy
-        if "-packages" in name:
-            return watch.COUNT  # an installed library, also inside the tree (a .venv)
+        if name.startswith(("<frozen ", _AGENTGATE)):
+            return watch.SKIP  # the import system (import statements), agentgate
+        installed = "-packages" in name  # also inside the tree (a .venv)
+        if not installed and self.rel(name) is not None:
+            # The repository's, even where it is pluggy itself (pytest runs the repository's
+            # src/pluggy): skipping it as tooling would hide its computed reads.
+            return watch.REPO_TOP
+        if name.startswith(self._skip_callers):
+            return watch.SKIP  # pytest, pluggy: collection and hook discovery
+        if installed:
+            return watch.COUNT  # a library
         if name.startswith("<") or name.startswith(_STDLIB):
             return watch.THROUGH  # the standard library, generated code (dataclasses)
-        return watch.REPO_TOP if self.rel(name) is not None else watch.COUNT
+        return watch.COUNT
 
     def _module_read(self, path: str, name: str) -> None:
         self.context.reads.setdefault(path, set()).add(name)
