@@ -223,12 +223,14 @@ class Recorder:
         self._switch(label)
         self._stack.append((ctx, label))
         self.contexts.setdefault(ctx, Context())
+        self.watcher.changed()
 
     def pop(self, ctx: str) -> None:
         while len(self._stack) > 1:
             top, _ = self._stack.pop()
             if top == ctx:
                 break
+        self.watcher.changed()
         self._switch(self._stack[-1][1])
 
     def _switch(self, label: str) -> None:

@@ -17,6 +17,11 @@ the importing module's users would undo that. A read through the standard librar
 for whoever called it (a conftest's ``pkgutil.resolve_name`` counts; pytest's doctest finder
 reading a module's ``__dict__`` does not).
 
+A read is judged once per context: the same code reading the same name of the same module
+again in that context is judged the same (``_JUDGED``): a repeated read costs a set lookup
+on top of the Python-level ``__getattribute__``, not a walk up the stack (Markdown's suite
+reads module attributes in tight loops).
+
 A module whose class is not plain ``ModuleType`` (a lazy module that set its own) cannot be
 watched: it is *unwatched*, and so is a repository file whose module code ran without an
 import the recorder saw (``runpy``, ``exec_module`` of a spec made by hand). ``rebind``
@@ -33,11 +38,18 @@ from collections.abc import Callable
 from typing import Any
 
 _GET = types.ModuleType.__getattribute__
+_frame = sys._getframe
 _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, not a module's or a class body's
 # Who read: a kind per code object.
 SKIP, COUNT, REPO_TOP, THROUGH = 0, 1, 2, 3
-# The sink: (module, name, the reading frame) for each read, or None when nothing records.
-_SINK: list[Callable[[Any, str, Any], None] | None] = [None]
+# The sink: (module, name, the reading frame, the read's key) for each read not yet judged in
+# the current context, or None when nothing records.
+_SINK: list[Callable[[Any, str, Any, Any], None] | None] = [None]
+# The reads judged in the current context, by (module, name, reading code) ids: the same code
+# reading the same name again is judged the same (a read decided by its caller's caller is
+# never kept here). Emptied whenever the context changes (``Watcher.changed``). The ids stay
+# unique while kept: the watcher holds every watched module and every code it classified.
+_JUDGED: set[tuple[int, str, int]] = set()
 
 
 class Watched(types.ModuleType):
@@ -45,11 +57,19 @@ class Watched(types.ModuleType):
 
     __slots__ = ()
 
-    def __getattribute__(self, name: str) -> Any:
-        sink = _SINK[0]
+    # Every lookup of a repository module's attribute runs this: what it uses is bound as
+    # defaults (locals), which halves its cost against globals.
+    def __getattribute__(
+        self, name: str, _sink: Any = _SINK, _judged: Any = _JUDGED, _get: Any = _GET,
+        _frame: Any = _frame, _id: Any = id,
+    ) -> Any:
+        sink = _sink[0]
         if sink is not None:
-            sink(self, name, sys._getframe(1))
-        return _GET(self, name)
+            frame = _frame(1)
+            key = (_id(self), name, _id(frame.f_code))
+            if key not in _judged:
+                sink(self, name, frame, key)
+        return _get(self, name)
 
 
 class Watcher:
@@ -75,6 +95,12 @@ class Watcher:
     def stop(self) -> None:
         if _SINK[0] == self.read:
             _SINK[0] = None
+        _JUDGED.clear()
+
+    @staticmethod
+    def changed() -> None:
+        """The recording's context changed: every read is judged afresh for the new one."""
+        _JUDGED.clear()
 
     def watch(self, module: Any, path: str) -> None:
         """Give a repository module the watched class, or note it as unwatched."""
@@ -98,7 +124,7 @@ class Watcher:
             if type(module) is not Watched:
                 self.unwatched.add(self.paths[id(module)])
 
-    def read(self, module: Any, name: str, frame: Any) -> None:
+    def read(self, module: Any, name: str, frame: Any, key: Any = None) -> None:
         if self.busy:
             return
         path = self.paths.get(id(module))
@@ -108,6 +134,8 @@ class Watcher:
         try:
             if self._counts(frame):
                 self._report(path, name)
+            if key is not None and self._kinds.get(frame.f_code, THROUGH) != THROUGH:
+                _JUDGED.add(key)  # its own code decided: the same read again is the same
         finally:
             self.busy = False
 
