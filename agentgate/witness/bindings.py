@@ -32,6 +32,7 @@ _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
 # its attribute lookup): the code's own namespace, by ``globals()`` or in evaluated text, and
 # lookups that bypass the module's class (``object.__getattribute__(m, name)``).
 _OPAQUE_CALLS = frozenset({"globals", "locals", "eval", "exec", "__import__"})
+_OWN_NAMESPACE = frozenset({"globals", "locals", "vars"})
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class Reads:
     imports: tuple[Import, ...] = ()  # the code's own imports (a function's local ones)
     # Of the module reads it cannot spell, some no recording sees either (``_OPAQUE_CALLS``).
     opaque_modules: bool = True
+    # It reads its own module's names by computed names (``globals()``, ``locals()``,
+    # ``vars()``): any of them, but no other module's (those are reads of a module object).
+    own_namespace: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class Statement:
     calls: frozenset[str] | None = None
     # A class's bases, by the name they start from (``models`` of ``models.Model``).
     bases: tuple[str, ...] = ()
+    # The project callables it calls, by where they are looked up (``Purity.targets``).
+    targets: frozenset[tuple[str | None, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -97,21 +103,25 @@ class Module:
 
 
 def analyse(
-    source: blocks.Source, *, quiet_import: bool = False, digests: bool = False
+    source: blocks.Source, *, quiet_import: bool = False, digests: bool = False,
+    shadowed: frozenset[str] = frozenset(),
 ) -> Module | None:
     """The module's statements and its blocks' reads; None when it does not parse.
     ``quiet_import``: the recording saw no repository function run while this text was
     imported, so a class nested in another statement that derives from a project class ran
     no project code when it was made (top-level classes say ``project_base`` instead).
-    ``digests``: each statement's digest, to tell which changed (else left empty)."""
+    ``digests``: each statement's digest, to tell which changed (else left empty).
+    ``shadowed``: standard-library names the repository also has modules of (an import of
+    one may be the repository's)."""
     parsed = _parse(source)
     if parsed is None:
         return None
     tree, bodies = parsed
     try:
-        scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import, digests)
+        scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import, digests,
+                       shadowed)
         statements = tuple(scope.statement(s) for s in tree.body)
-        reads = {name: _scan(_body_nodes(func), scope.rules.imported.keys())
+        reads = {name: _scan(_body_nodes(func), scope.rules.imported.keys(), scope.stdlib)
                  for name, func in bodies.items()}
     except (RecursionError, MemoryError):
         return None
@@ -129,6 +139,85 @@ def pure_functions(source: blocks.Source, names: Iterable[str]) -> frozenset[str
         return frozenset(n for n in names if n in bodies and scope.pure_body(bodies[n]))
     except (RecursionError, MemoryError):
         return frozenset()
+
+
+@dataclass(frozen=True)
+class Callables:
+    """How a module's top level binds names, to judge a call of a project callable by its
+    name: ``pure``, only by functions whose body only computes its result or classes whose
+    making does nothing else (``purity.constructor``); ``imports``, its imports (a name may
+    come from elsewhere); ``other``, by anything else (a decorated function, an assignment,
+    a statement that binds it under an ``if`` or ``try``)."""
+
+    pure: frozenset[str]
+    imports: tuple[Import, ...]
+    other: frozenset[str]
+    # Its top level binds names no text spells (``globals()``, ``locals().update``,
+    # ``setattr`` on a module, ``exec``) or answers for missing ones (``__getattr__``).
+    dynamic: bool = False
+    # Names its top level stores an attribute or item into, or through (``Box.__init__ =
+    # f``, ``box.Box.x = 1``): such a class is not what its text says.
+    patched: frozenset[str] = frozenset()
+
+
+def callables(source: blocks.Source) -> Callables | None:
+    """The module's ``Callables``; None when it does not parse."""
+    parsed = _parse(source)
+    if parsed is None:
+        return None
+    tree, bodies = parsed
+    try:
+        scope = _Scope(tree, {id(f) for f in bodies.values()}, False, False)
+        pure: set[str] = set()
+        other: set[str] = set()
+        imports: list[Import] = []
+        dynamic = False
+        patched: set[str] = set()
+        for stmt in tree.body:
+            dynamic = dynamic or _binds_unspelled(stmt, scope.block_ids)
+            patched |= _stored_through(stmt, scope.block_ids)
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                imports += import_items(stmt)
+            elif _pure_callable(stmt, scope):
+                pure.add(stmt.name)  # type: ignore[attr-defined]
+            elif not isinstance(stmt, ast.Delete):  # a name deleted is no callable
+                other |= binds(stmt)
+    except (RecursionError, MemoryError):
+        return None
+    return Callables(frozenset(pure - other), tuple(imports), frozenset(other), dynamic,
+                     frozenset(patched))
+
+
+def _stored_through(stmt: ast.stmt, block_ids: set[int]) -> set[str]:
+    """Every name and attribute on the way to an attribute or item the statement stores
+    into or deletes."""
+    found: set[str] = set()
+    for node in walk_now(stmt, skip=block_ids, lambdas=True):
+        if isinstance(node, ast.Attribute | ast.Subscript) and not isinstance(
+                node.ctx, ast.Load):
+            for part in ast.walk(node):
+                if isinstance(part, ast.Name):
+                    found.add(part.id)
+                elif isinstance(part, ast.Attribute):
+                    found.add(part.attr)
+    return found
+
+
+_BINDS_UNSPELLED = frozenset({"globals", "locals", "vars", "setattr", "exec", "__import__"})
+
+
+def _binds_unspelled(stmt: ast.stmt, block_ids: set[int]) -> bool:
+    if isinstance(stmt, FUNCS) and stmt.name in ("__getattr__", "__dir__"):
+        return True
+    return any((isinstance(n, ast.Name) and n.id in _BINDS_UNSPELLED)
+               or (isinstance(n, ast.Attribute) and n.attr in ("modules", "__dict__"))
+               for n in walk_now(stmt, skip=block_ids, lambdas=True))
+
+
+def _pure_callable(stmt: ast.stmt, scope: _Scope) -> bool:
+    if isinstance(stmt, FUNCS):
+        return not stmt.decorator_list and scope.pure_body(stmt)
+    return isinstance(stmt, ast.ClassDef) and scope.pure_constructor(stmt)
 
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -173,21 +262,32 @@ def _body_nodes(func: ast.AST) -> list[ast.AST]:
     return [n for stmt in getattr(func, "body", ()) for n in ast.walk(stmt)]
 
 
-def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
+def _scan(nodes: list[ast.AST], imported: Iterable[str],
+          stdlib: frozenset[str] = frozenset()) -> Reads:
     """What the code made of ``nodes`` reads; ``imported``: the module's import aliases
-    (the code's own imports count too)."""
+    (the code's own imports count too); ``stdlib``: those that only ever name a module of
+    the standard library (an attribute read there is no read of the repository's)."""
     own = [i for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
            for i in import_items(n)]
     bound = set(imported) | {i.alias for i in own}
     getter = any(_gets_modules(n) for n in nodes)
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound -= (stdlib - stored) - {i.alias for i in own if not i.stdlib}
     loads: set[str] = set()
     attrs: set[str] = set()
     module_attrs: set[str] = set()
-    dynamic = dynamic_modules = opaque = False
+    dynamic = dynamic_modules = opaque = own_namespace = False
+    # ``globals()``, ``locals()``, ``vars()``: the code's own namespace, not opaque.
+    namespace = {id(n.func) for n in nodes if isinstance(n, ast.Call) and not n.args
+                 and not n.keywords and isinstance(n.func, ast.Name)
+                 and n.func.id in _OWN_NAMESPACE}
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.add(node.id)
-            opaque = opaque or node.id in _OPAQUE_CALLS  # also passed on, not called
+            if id(node) in namespace:
+                own_namespace = True
+            else:
+                opaque = opaque or node.id in _OPAQUE_CALLS  # also passed on, not called
         elif isinstance(node, ast.Attribute):
             on_module = _on_module(node.value, bound, getter)
             attrs.add(node.attr)
@@ -197,7 +297,7 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
                 dynamic = True
                 dynamic_modules = dynamic_modules or on_module
                 opaque = opaque or node.attr == "__getattribute__"
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and id(node.func) not in namespace:
             access = _named_access(node, bound, getter)
             if access is not None:
                 literal, computed, on_module = access
@@ -208,7 +308,7 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str]) -> Reads:
                 dynamic = dynamic or computed
                 dynamic_modules = dynamic_modules or (computed and on_module)
     return Reads(frozenset(loads), frozenset(attrs), frozenset(module_attrs), dynamic,
-                 dynamic_modules, tuple(own), opaque)
+                 dynamic_modules, tuple(own), opaque, own_namespace)
 
 
 def _base_of(node: ast.expr) -> str | None:
@@ -275,21 +375,30 @@ class _Scope:
     """One module's import table and top-level names, for its statements' purity."""
 
     def __init__(self, tree: ast.Module, block_ids: set[int], quiet_import: bool,
-                 digests: bool) -> None:
+                 digests: bool, shadowed: frozenset[str] = frozenset()) -> None:
         self.block_ids = block_ids
         self.digests = digests
         imported: dict[str, str | None] = {}  # alias -> dotted target (None: the project)
+        foreign: dict[str, bool] = {}  # alias -> every import of it is the stdlib's
+        assigned: set[str] = set()  # names a statement other than an import binds
         for stmt in tree.body:
             for node in walk_now(stmt):
                 if isinstance(node, ast.Import | ast.ImportFrom):
                     for item in import_items(node):
                         imported[item.alias] = purity.qualified(item)
+                        foreign[item.alias] = foreign.get(item.alias, True) and (
+                            item.stdlib and item.name is None
+                            and item.module.split(".")[0] not in shadowed)
+            if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Delete):
+                assigned |= binds(stmt)
         local = {n for s in tree.body for n in binds(s)} - set(imported)
         self.rules = purity.Purity(imported, local, quiet_import=quiet_import)
+        # Names that only ever hold a module of the standard library (``import operator``).
+        self.stdlib = frozenset(a for a, only in foreign.items() if only) - assigned
 
     def statement(self, stmt: ast.stmt) -> Statement:
         reads = _scan(list(walk_now(stmt, skip=self.block_ids, lambdas=True)),
-                      self.rules.imported.keys())
+                      self.rules.imported.keys(), self.stdlib)
         items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
                  for i in import_items(n)]
         digest = _digest(_dump(stmt, self.block_ids)) if self.digests else ""
@@ -307,12 +416,17 @@ class _Scope:
         given, calls = self.rules.check(lambda: self.rules.stmt(stmt))
         return Statement(digest, bound, reads, given and not calls, imports_project,
                          imports=tuple(items), raises=purity.may_raise(stmt),
-                         calls=calls if given else None)
+                         calls=calls if given else None, targets=self.rules.targets)
 
     def pure_body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """The function's body only computes its result (and calls nothing of the
         project's)."""
         given, calls = self.rules.check(lambda: self.rules.body(func))
+        return given and not calls
+
+    def pure_constructor(self, cls: ast.ClassDef) -> bool:
+        """Calling the class only makes an instance (and calls nothing of the project's)."""
+        given, calls = self.rules.check(lambda: self.rules.constructor(cls))
         return given and not calls
 
 

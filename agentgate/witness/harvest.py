@@ -198,12 +198,13 @@ def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
 def _unwatched(rec: Recording, found: units.Units) -> list[str]:
     """The repository's modules whose attribute reads were not seen (``watch``): those with
     a class of their own, and files whose module code ran with no import the recorder saw
-    (``runpy``, a spec made from a path)."""
+    (``runpy``, a spec made from a path), and modules imported before recording started."""
     rec.watcher.still_watched()
     watched = set(rec.watcher.paths.values())
     ran = {path for files in found.values() for path, names in files.items()
            if blocks.MODULE in names}
-    return sorted(rec.watcher.unwatched | (ran - watched))
+    early = {p for p in rec.preloaded if p.endswith(".py")}
+    return sorted(rec.watcher.unwatched | ((ran | early) - watched))
 
 
 def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:

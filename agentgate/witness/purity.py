@@ -67,6 +67,11 @@ _PURE_METHODS = frozenset({
     "from_bytes", "hex", "fromhex", "bit_length", "isoformat", "strftime", "total_seconds",
     "isdigit", "isalpha", "isalnum", "isidentifier", "isupper", "islower", "isspace",
 })
+# Methods that run code of a class when it is made, its attributes set or read, or it is
+# dropped: a class defining one is not judged a side-effect-free constructor.
+_MAKING_HOOKS = frozenset({"__new__", "__setattr__", "__getattr__", "__getattribute__",
+                           "__del__", "__delattr__", "__post_init__", "__init_subclass__",
+                           "__class_getitem__", "__set_name__"})
 _COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.TryStar, ast.With)
 
 
@@ -96,15 +101,23 @@ class Purity:
         self.local = local
         self.quiet_import = quiet_import
         self._calls: set[str] | None = None  # while checking: the project callables called
+        # The last check's project callables, by where they are looked up: (None, name) a
+        # name of the module, (alias, name) an attribute of the module imported as alias,
+        # ("", name) anything else.
+        self.targets: frozenset[tuple[str | None, str]] = frozenset()
+        self._targets: set[tuple[str | None, str]] = set()
         self._mine: set[str] = set()  # in a function body: names it binds itself
+        # In a constructor's body: its ``self`` and the attributes it may not store there.
+        self._owner: tuple[str, frozenset[str]] | None = None
 
     def check(self, test: Callable[[], bool]) -> tuple[bool, frozenset[str]]:
         """(binding-only given the project callables it calls, those callables)."""
-        self._calls = set()
+        self._calls, self._targets = set(), set()
         try:
             return test(), frozenset(self._calls)
         finally:
             self._calls = None
+            self.targets = frozenset(self._targets)
 
     # --- statements -----------------------------------------------------------------
 
@@ -188,6 +201,10 @@ class Purity:
             return all(self.target_ok(e) for e in node.elts)
         if isinstance(node, ast.Starred):
             return self.target_ok(node.value)
+        making = self._owner
+        if (making is not None and isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name) and node.value.id == making[0]):
+            return node.attr not in making[1]  # the object being made: its own attribute
         if isinstance(node, ast.Attribute | ast.Subscript):
             # Storing into an object this code made itself (a table filled at import, a
             # class attribute set after the class, a function's own list).
@@ -199,20 +216,64 @@ class Purity:
 
     # --- function bodies ------------------------------------------------------------
 
-    def body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    def body(self, func: ast.FunctionDef | ast.AsyncFunctionDef,
+             owner: tuple[str, frozenset[str]] | None = None) -> bool:
         """A function's body does nothing but compute its result from its locals (it may
-        raise). Its arguments are not its own: storing into one is a side effect."""
+        raise). Its arguments are not its own: storing into one is a side effect, but for
+        ``owner``: (a constructor's ``self``, the attributes a store into which runs code
+        of the class), whose other attributes it may set."""
         params = {a.arg for a in [*func.args.posonlyargs, *func.args.args,
                                   *func.args.kwonlyargs, func.args.vararg, func.args.kwarg]
                   if a is not None}
         stores = {n.id for s in func.body for n in ast.walk(s)
-                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        saved, self._mine = self._mine, (stores - params) | {"<body>"}
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)}
+        if owner is not None and owner[0] in stores:
+            return False  # ``self`` rebound: its stores go elsewhere
+        saved = self._mine, self._owner
+        self._mine, self._owner = (stores - params) | {"<body>"}, owner
         try:
-            return all(self.stmt(s) for s in func.body) and all(
-                self.body(n) for s in func.body for n in ast.walk(s) if isinstance(n, FUNCS))
+            if not all(self.stmt(s) for s in func.body):
+                return False
+            self._owner = None  # a nested function's ``self`` is not the object being made
+            return all(self.body(n) for s in func.body for n in ast.walk(s)
+                       if isinstance(n, FUNCS))
         finally:
-            self._mine = saved
+            self._mine, self._owner = saved
+
+    def constructor(self, cls: ast.ClassDef) -> bool:
+        """Calling the class only makes an instance: no decorator (it may replace the
+        class), no base but ``object``, no metaclass, none of the hooks that run code of
+        the class when made, set or dropped, and an ``__init__`` (if any) whose body is
+        pure but for setting attributes of ``self`` that no property or descriptor of the
+        class intercepts."""
+        if cls.decorator_list or cls.keywords or not all(
+                isinstance(b, ast.Name) and b.id == "object" for b in cls.bases):
+            return False
+        init: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        guarded: set[str] = set()  # attributes whose store may run the class's code
+        for stmt in cls.body:
+            if isinstance(stmt, FUNCS):
+                if stmt.name in _MAKING_HOOKS:
+                    return False
+                if stmt.name == "__init__":
+                    init = stmt
+                if stmt.decorator_list:
+                    guarded.add(stmt.name)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+                value = stmt.value
+                if value is not None and not literal(value):
+                    guarded |= {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign)
+                                               else [stmt.target])
+                                for n in ast.walk(t) if isinstance(n, ast.Name)}
+            elif not (isinstance(stmt, ast.Pass) or (
+                    isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+                return False  # anything else in the body: not judged
+        if init is None:
+            return True
+        args = [*init.args.posonlyargs, *init.args.args]
+        if not args or isinstance(init, ast.AsyncFunctionDef):
+            return False
+        return self.body(init, (args[0].arg, frozenset(guarded)))
 
     # --- expressions ----------------------------------------------------------------
 
@@ -264,9 +325,12 @@ class Purity:
             return False
         if isinstance(node, ast.Name) and node.id in self.local | self.imported.keys():
             self._calls.add(node.id)
+            self._targets.add((None, node.id))
             return True
         if isinstance(node, ast.Attribute) and self.project_value(node.value):
             self._calls.add(node.attr)
+            receiver = node.value.id if isinstance(node.value, ast.Name) else ""
+            self._targets.add((receiver, node.attr))
             return True
         return False
 

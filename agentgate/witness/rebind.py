@@ -12,7 +12,14 @@ used the module, the tests that ran code reading a changed name run:
   followed through that module's own top-level statements: ``Y = X + 1`` rebinds Y there, a
   class deriving from a changed class is changed too;
 - code anywhere that reads an attribute of that name (``m.X``, ``obj.X`` for a class
-  attribute), or that reads names it computes (``getattr(m, name)``, ``vars(m)``).
+  attribute), or that reads names it computes (``getattr(m, name)``, ``vars(m)``). Where
+  the recording watched module reads (``watch``), a function's reads of a module's
+  attributes are the ones it was seen making, each judged against the names the change
+  rebinds *in that module* (a whole namespace read, ``vars(m)``, counts where ``m`` holds
+  one); its text still decides for its own module's globals and for class attributes;
+- a module-level statement that calls the project's callables with a changed value is
+  binding-only when each callable only computes its result or only makes an instance
+  (``join = curry(join)``: ``_PureCalls``), so it rebinds what it binds.
 
 Whatever is not binding-only falls back to the module rule it refines (``blocks.MODULE``:
 every test that used the module), and so does a module whose own top-level statement reads
@@ -63,6 +70,10 @@ class Rebound:
     # The recording saw every read of a module's attribute (``watch``): a function's reads
     # by computed names are the ``READ`` units its test has, not every changed name.
     observed: bool = False
+    # Modules whose reads the recording did not all see (``watch``: a class of their own,
+    # module code run without an import, imported before recording started): their own
+    # functions' reads of module attributes are judged from their text.
+    unwatched: frozenset[str] = frozenset()
 
     @cached_property
     def resolve(self) -> _Resolver:
@@ -78,12 +89,14 @@ class Rebound:
 
     def hit(self, path: str, block: str) -> str | None:
         """Why the block ``path::block``, run by a test, reads a changed name, or None; for a
-        ``READ`` unit, why that read (of the module at ``path``) is of a changed name. A read
-        counts by its name, as a module attribute read in the code does (a module that
-        imported the name holds it too)."""
+        ``READ`` unit, why that read (of the module at ``path``) is of a changed name: one
+        the change rebinds in that module (one it imported from a changed module counts,
+        ``_Propagation``), or its whole namespace while it has one. A module judged by the
+        module rule instead runs every test that read it (a read depends on its file)."""
         if block.startswith(READ):
             name = block[len(READ):]
-            if name in self.spelled or (name in _WHOLE_NAMESPACE and self.spelled):
+            own = self.names.get(path, frozenset())
+            if name in own or (name in _WHOLE_NAMESPACE and own):
                 return f"{path}.{name} read at run time (module level: a changed name)"
             return None
         names = self.names.get(path, frozenset())
@@ -101,7 +114,7 @@ class Rebound:
                 if item.name in changed or (item.name == "*" and changed):
                     return f"{where} imports {item.name} (module level of {source})"
         return _reading(where, reads, names, self.spelled, self.members, self._from(path),
-                        observed=self.observed)
+                        observed=self.observed and path not in self.unwatched)
 
     def _from(self, path: str) -> str:
         origin = self.origin.get(path)
@@ -113,13 +126,18 @@ def _reading(where: str, reads: Reads, names: frozenset[str] | set[str],
              origin: str = "", *, observed: bool = False) -> str | None:
     """Why code with these reads reads a changed name: a global of its own module, a
     module's attribute, a class attribute, or names it computes; None when it does not.
-    ``observed``: the recording saw the code's reads of module attributes (``watch``), so
-    only what it could not see (its own namespace by ``globals()``, evaluated text) counts
-    among the names it computes."""
+    ``observed``: the recording saw the code's reads of module attributes (``watch``): they
+    are the test's ``READ`` units, judged by ``Rebound.hit`` as they happened (a read on a
+    branch the test did not take, or of a library's module, ``pygments.__version__``, is no
+    read of a changed name), so only what it could not see (its own namespace by
+    ``globals()``, evaluated text) counts among the names it computes."""
     found = sorted(reads.loads & names)
     if found:
         return f"{where} reads {found[0]} (module level{origin})"
-    found = sorted(reads.module_attrs & spelled) or sorted(reads.attrs & members)
+    if reads.own_namespace and names:
+        return f"{where} reads its module's names it computes (module level{origin})"
+    found = ([] if observed else sorted(reads.module_attrs & spelled)) or sorted(
+        reads.attrs & members)
     if found:
         return f"{where} reads .{found[0]} (module level: a changed name)"
     unseen = reads.opaque_modules if observed else reads.dynamic_modules
@@ -192,7 +210,9 @@ def judge(
         changed_blocks[path] = _changed_blocks(old_text, new_text)
         modules[path] = old
     origin = {p: p for p in names}
-    propagation = _Propagation(statements, modules, quiet_import)
+    texts = [*((p, t) for p, t in universe.items() if p not in pairs),
+             *((p, t) for p, pair in pairs.items() for t in pair)]
+    propagation = _Propagation(statements, modules, quiet_import, _PureCalls(texts, resolver))
     resolved = _import_callers(at_import or AtImport(), propagation, universe, names,
                                fallback, origin)
     raising |= resolved.keys()
@@ -203,7 +223,7 @@ def judge(
                       {p: o for p, o in origin.items() if p in kept},
                       frozenset(raising - fallback),
                       {p: u for p, u in resolved.items() if p not in fallback},
-                      observed=unwatched is not None)
+                      observed=unwatched is not None, unwatched=unwatched or frozenset())
     return Outcome(rebound, frozenset(fallback),
                    {p: b for p, b in changed_blocks.items() if p not in fallback})
 
@@ -402,10 +422,13 @@ class _Propagation:
     what it binds; any other statement reading one sends its module to the module rule."""
 
     def __init__(self, statements: dict[str, list[Statement]], modules: dict[str, Module],
-                 quiet_import: Callable[[str], bool]) -> None:
+                 quiet_import: Callable[[str], bool],
+                 pure_call: Callable[[str, tuple[str | None, str]], bool] = (
+                     lambda path, target: False)) -> None:
         self.statements = statements
         self.modules = modules
         self.quiet = quiet_import
+        self.pure_call = pure_call
         self.resolve = _Resolver(statements)
 
     def run(self, names: dict[str, set[str]], attrs: set[str], fallback: set[str],
@@ -430,7 +453,7 @@ class _Propagation:
             touched = _reading("", stmt.reads, own, spelled, attrs) is not None
             if not (imported or touched):
                 continue
-            if touched and not _pure(stmt, self.quiet(path)):
+            if touched and not _pure(stmt, self.quiet(path)) and not self.given(path, stmt):
                 fallback.add(path)
                 return True
             # An import rebinds the changed names it imports; any other statement that
@@ -442,6 +465,14 @@ class _Propagation:
             if sources and path not in origin:
                 origin[path] = origin.get(sources[0], sources[0])
         return (len(own), len(attrs)) != size
+
+    def given(self, path: str, stmt: Statement) -> bool:
+        """Binding-only but for calls of the project's callables, each of which only
+        computes its result or makes an instance (``join = curry(join)``): run again with
+        a changed value, it rebinds what it binds and nothing else."""
+        return (not stmt.name and not stmt.imports_project and bool(stmt.calls)
+                and bool(stmt.targets)
+                and all(self.pure_call(path, t) for t in stmt.targets))
 
     def imported(self, stmt: Statement, path: str, names: dict[str, set[str]],
                  fallback: set[str]) -> tuple[set[str], list[str]]:
@@ -464,6 +495,107 @@ class _Propagation:
                     found |= got
                     sources.append(source)
         return found, sources
+
+
+class _PureCalls:
+    """Whether a project callable a module's statement calls only computes its result or
+    makes an instance (``bindings.callables``), found from that module as Python finds it:
+    a name of the module, or an attribute of a module it imported; through ``from m import
+    X`` and star imports of the repository's modules. Anything else -- a library's
+    callable, a module that binds names no text spells, a name bound by something other
+    than such a ``def`` or ``class`` -- is not. Judged from W's text (and head's, for a
+    changed module: both must agree), on demand."""
+
+    def __init__(self, texts: Iterable[tuple[str, bytes]], resolve: _Resolver) -> None:
+        self.texts: dict[str, list[bytes]] = {}
+        for path, text in texts:
+            self.texts.setdefault(path, []).append(text)
+        self.resolve = resolve
+        self.parsed: dict[str, list[bindings.Callables] | None] = {}
+
+    @cached_property
+    def patched(self) -> frozenset[str] | None:
+        """Every name some module's top level stores into or through (None: a module that
+        does not parse may do anything)."""
+        found: set[str] = set()
+        for path in self.texts:
+            modules = self.of(path)
+            if modules is None:
+                return None
+            found |= {n for m in modules for n in m.patched}
+        return frozenset(found)
+
+    def __call__(self, path: str, target: tuple[str | None, str]) -> bool:
+        receiver, name = target
+        if self.patched is None or name in self.patched:
+            return False
+        if receiver is None:
+            return self.lookup(path, name, set()) is True
+        if not receiver:
+            return False
+        modules = [self.module_of(path, i) for m in self.of(path) or ()
+                   for i in m.imports if i.alias == receiver]
+        return bool(modules) and all(
+            m is not None and self.lookup(m, name, set()) is True for m in modules)
+
+    def of(self, path: str) -> list[bindings.Callables] | None:
+        if path not in self.parsed:
+            found = [bindings.callables(t) for t in self.texts.get(path, [])]
+            self.parsed[path] = None if not found or None in found else [
+                f for f in found if f is not None]
+        return self.parsed[path]
+
+    def module_of(self, path: str, item: Import) -> str | None:
+        """The repository module an import binds (``import a.b``, ``from a import b``)."""
+        if item.name is None:
+            found = self.resolve(path, item)
+        else:
+            dotted = f"{item.module}.{item.name}" if item.module else item.name
+            found = self.resolve(path, Import(item.alias, dotted, None, item.level))
+        return found[0] if len(found) == 1 else None
+
+    def lookup(self, path: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
+        """True: ``name`` in module ``path`` is a pure callable; False: it may be anything
+        else; None: the module does not bind it."""
+        if (path, name) in seen:
+            return False
+        seen.add((path, name))
+        modules = self.of(path)
+        if modules is None or any(m.dynamic for m in modules):
+            return False
+        verdicts: set[bool | None] = set()
+        for module in modules:
+            verdicts.add(self._one(path, module, name, seen))
+        if False in verdicts or len(verdicts) > 1:
+            return False  # unknown somewhere, or bound in one text and not the other
+        return verdicts.pop()
+
+    def _one(self, path: str, module: bindings.Callables, name: str,
+             seen: set[tuple[str, str]]) -> bool | None:
+        if name in module.other:
+            return False
+        direct = [i for i in module.imports if i.alias == name]
+        if name in module.pure:
+            return not direct or False  # bound both ways: not judged
+        if direct:
+            found: set[bool | None] = set()
+            for item in direct:
+                sources = self.resolve(path, item) if item.name is not None else []
+                if not sources:
+                    return False  # a module, or a library's callable
+                found |= {self.lookup(s, item.name or "", seen) for s in sources}
+            return found == {True} or False
+        stars: set[bool | None] = set()
+        for item in module.imports:
+            if item.name == "*":
+                sources = self.resolve(path, item)
+                if not sources:
+                    return False  # everything of a library's module: it may bind it
+                stars |= {self.lookup(s, name, seen) for s in sources}
+        stars.discard(None)
+        if not stars:
+            return None
+        return stars == {True} or False
 
 
 class _Resolver:

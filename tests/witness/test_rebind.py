@@ -130,6 +130,65 @@ FILES = {
     "tests/test_cache.py": "from app.cache import recall, remember\nfrom app.limits import Policy\n"
                            "\n\ndef test_a_remember():\n    remember(Policy())\n\n\n"
                            "def test_b_recall():\n    assert recall().RETRIES == 2\n",
+    # The module handed to a helper: no import names the receiver, only the read shows it.
+    # Two tests make the same read from the same code: each is charged with it.
+    "tests/test_handed.py": "import app.limits\n\n\ndef read(m):\n    return m.LIMIT\n\n\n"
+                            "def test_handed():\n    assert read(app.limits) == 3\n\n\n"
+                            "def test_handed_again():\n    assert read(app.limits) == 3\n",
+    # A library's module with an attribute of the changed name, next to a use of app.limits.
+    "tests/test_foreign.py": "import sys\nfrom pathlib import Path\n\n"
+                             "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
+                             "import verlib  # noqa: E402\n\nfrom app.limits import other  # noqa: E402"
+                             "\n\n\ndef test_foreign():\n"
+                             "    assert verlib.LIMIT == 99 and other() == 10\n",
+    # A constructor that only sets its instance's attributes: a module-level call of it
+    # with a changed value rebinds what it binds. One whose attribute store runs a setter
+    # that registers the value elsewhere keeps the module rule.
+    "app/box.py": "class Box(object):\n    def __init__(self, value):\n"
+                  "        self.value = value\n",
+    "app/boxes.py": "from app.box import Box\nfrom app.limits import LIMIT\n\n"
+                    "BOXED = Box(LIMIT)\nPLAIN = Box(1)\n",
+    "app/regbox.py": "_ALL = []\n\n\nclass RegBox:\n"
+                     "    def __init__(self, value):\n        self.value = value\n\n"
+                     "    @property\n    def value(self):\n        return self._value\n\n"
+                     "    @value.setter\n    def value(self, v):\n        self._value = v\n"
+                     "        _ALL.append(v)\n\n\n"
+                     "def total():\n    return sum(_ALL)\n",
+    "app/regboxes.py": "from app.limits import LIMIT\nfrom app.regbox import RegBox\n\n"
+                       "KEPT = RegBox(LIMIT)\n",
+    # A plain constructor replaced after the class (``PBox.__init__ = _init``).
+    "app/patchedbox.py": "from app import registry\n\n\nclass PBox:\n"
+                         "    def __init__(self, value):\n        self.value = value\n\n\n"
+                         "def _init(self, value):\n    self.value = value\n"
+                         "    registry.add('pbox', value)\n\n\nPBox.__init__ = _init\n",
+    "app/pboxes.py": "from app.limits import LIMIT\nfrom app.patchedbox import PBox\n\n"
+                     "KEPT = PBox(LIMIT)\n",
+    "tests/test_pbox.py": "import app.pboxes  # noqa: F401\nfrom app import registry\n\n\n"
+                          "def test_pbox():\n    assert registry.REGISTRY['pbox'] == 3\n",
+    "tests/test_boxes.py": "from app.boxes import BOXED, PLAIN\n\n\n"
+                           "def test_boxed():\n    assert BOXED.value == 3\n\n\n"
+                           "def test_plain():\n    assert PLAIN.value == 1\n",
+    "tests/test_regbox.py": "import app.regboxes  # noqa: F401\nfrom app.regbox import total\n\n\n"
+                            "def test_total():\n    assert total() == 3\n",
+    # Module-level code listing a standard-library module, or its own namespace, next to
+    # a registration: no changed name is read there; with one of its own, it is.
+    "app/listing.py": "import json\n\nfrom app import registry\nfrom app.limits import OTHER  # noqa: F401"
+                      "\n\n"
+                      "registry.add('json', len(vars(json)))\n"
+                      "registry.add('own', len(globals()))\n",
+    "app/own_listing.py": "from app import registry\nfrom app.limits import LIMIT  # noqa: F401\n\n"
+                          "registry.add('own_limit', globals()['LIMIT'])\n",
+    "tests/test_listing.py": "import app.listing  # noqa: F401\nfrom app import registry\n\n\n"
+                             "def test_listing():\n    assert registry.REGISTRY['json'] > 0\n",
+    "tests/test_own_listing.py": "import app.own_listing  # noqa: F401\nfrom app import registry\n"
+                                 "\n\ndef test_own_listing():\n"
+                                 "    assert registry.REGISTRY['own_limit'] == 3\n",
+    # Whole namespaces read at run time: one holding the changed name (re-exported by a star
+    # import), one without it.
+    "tests/test_spaces.py": "import app.kinds\nimport app.star\nfrom app.limits import other\n\n\n"
+                            "def test_star_space():\n    assert 'LIMIT' in vars(app.star)\n\n\n"
+                            "def test_kinds_space():\n"
+                            "    assert 'Fast' in vars(app.kinds) and other() == 10\n",
     "tests/test_unrelated.py": "import json\n\n\n"
                                "def test_unrelated():\n    assert not hasattr(json, 'LIMIT')\n",
     "app/tables.py": "from app import registry\n\n\ndef _build():\n    return {'x': 1}\n\n\n"
@@ -168,6 +227,7 @@ OUTSIDE = {
     "settingslib.py": "import importlib\n\n\n"
                       "def setting(module, name):\n"
                       "    return getattr(importlib.import_module(module), name)\n",
+    "verlib.py": "LIMIT = 99\n",
     "reglib.py": "KEPT = []\n\n\nclass Model:\n"
                  "    def __init_subclass__(cls, **kw):\n"
                  "        super().__init_subclass__(**kw)\n"
@@ -181,7 +241,7 @@ T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
     ("dynamic", "dynamic"), ("star", "star"), ("cap", "cap"), ("policy", "retries"),
     ("registry", "registry"), ("local", "local"), ("unrelated", "unrelated"),
     ("library", "library"), ("resolve", "resolve"), ("namespace", "namespace"),
-    ("evaluated", "evaluated"),
+    ("evaluated", "evaluated"), ("handed", "handed"), ("foreign", "foreign"),
 )}
 
 
@@ -208,11 +268,14 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     # Each of these reaches LIMIT another way; dropping that way from the rule skips it.
     assert "reads LIMIT" in impacted[T["clamp"]]  # a function of the module reads it
     assert T["double"] in impacted  # DOUBLE = LIMIT * 2 in another module rebinds DOUBLE
-    assert "reads .LIMIT" in impacted[T["attr"]]  # app.limits.LIMIT, an attribute
-    # Read by names no code spells, seen as they were read (``watch``): getattr with a
-    # computed name, a library's getattr, the standard library's on the test's behalf.
-    for name in ("dynamic", "library", "resolve"):
+    # Read as they happened (``watch``): an attribute (app.limits.LIMIT), the module handed
+    # to a helper (m.LIMIT: no import names m), getattr with a computed name, a library's
+    # getattr, the standard library's on the test's behalf.
+    for name in ("attr", "handed", "dynamic", "library", "resolve"):
         assert "LIMIT read at run time" in impacted[T[name]], name
+    # The same read by the same code in the next test is that test's too (``watch`` judges
+    # a read once per test, not once per recording).
+    assert "LIMIT read at run time" in impacted["tests/test_handed.py::test_handed_again"]
     assert "__dict__ read at run time" in impacted[T["namespace"]]  # vars(module)
     assert "computes" in impacted[T["evaluated"]]  # eval: what no recording can see
     assert T["star"] in impacted  # from app.limits import * re-exports it
@@ -225,6 +288,39 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     # json.LIMIT is the name of another module's attribute: only a test that used
     # app/limits.py (the module rule's tests) can read its LIMIT.
     assert T["unrelated"] in _skipped(found)
+    # verlib.LIMIT is a library module's attribute, read by a test that used app.limits: the
+    # recording saw no read of app.limits.LIMIT, whatever the text's attribute names.
+    assert T["foreign"] in _skipped(found)
+
+
+def test_a_call_that_only_makes_an_instance_rebinds_what_it_binds(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``BOXED = Box(LIMIT)``: Box's ``__init__`` only sets its own attribute, so the
+    statement rebinds BOXED and PLAIN's readers are skipped. RegBox's store runs a property
+    setter that registers the value: its module keeps the module rule."""
+    repo, w = recorded
+    patch(repo, w, "limit-boxes", {"app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    assert "tests/test_boxes.py::test_boxed" in impacted
+    assert "tests/test_boxes.py::test_plain" in _skipped(found)
+    assert "tests/test_regbox.py::test_total" in impacted  # the setter ran _ALL.append
+    assert "tests/test_pbox.py::test_pbox" in impacted  # __init__ replaced: it registers
+
+
+def test_code_listing_other_namespaces_reads_only_theirs(recorded: tuple[GitRepo, str]) -> None:
+    """``vars(json)`` reads the standard library's names and ``globals()`` the module's own:
+    a registration doing either reads no changed name unless the module holds one; a whole
+    namespace read at run time counts only where that module holds a changed name."""
+    repo, w = recorded
+    patch(repo, w, "limit-spaces", {"app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    assert "tests/test_listing.py::test_listing" in _skipped(found)
+    assert "tests/test_own_listing.py::test_own_listing" in impacted  # its globals hold LIMIT
+    assert "tests/test_spaces.py::test_star_space" in impacted  # app.star re-exports LIMIT
+    assert "tests/test_spaces.py::test_kinds_space" in _skipped(found)
 
 
 def test_a_name_a_side_effect_read_runs_every_test_that_used_that_module(
@@ -261,7 +357,9 @@ def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, st
     repo, w = recorded
     patch(repo, w, "newfunc", {"app/limits.py": LIMITS + "\n\ndef extra():\n    return 1\n"})
     found = plan(repo, w)
-    assert set(_impacted(found)) == {T["namespace"], T["evaluated"]}
+    # vars(app.star): the star import re-exports the new name there too.
+    assert set(_impacted(found)) == {T["namespace"], T["evaluated"],
+                                     "tests/test_spaces.py::test_star_space"}
     assert {T["clamp"], T["dynamic"], T["library"]} <= _skipped(found)
 
 
