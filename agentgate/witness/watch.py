@@ -18,9 +18,10 @@ for whoever called it (a conftest's ``pkgutil.resolve_name`` counts; pytest's do
 reading a module's ``__dict__`` does not).
 
 A read is judged once per context: the same code reading the same name of the same module
-again in that context is judged the same (``_JUDGED``): a repeated read costs a set lookup
-on top of the Python-level ``__getattribute__``, not a walk up the stack (Markdown's suite
-reads module attributes in tight loops).
+again in that context is judged the same, and a read already charged to the context is let
+through at once (``_CHARGED``, ``_JUDGED``): a repeated read costs a set lookup on top of the
+Python-level ``__getattribute__``, not a frame, an audit event and a walk up the stack
+(Markdown's suite reads module attributes in tight loops).
 
 A module whose class is not plain ``ModuleType`` (a lazy module that set its own) cannot be
 watched: it is *unwatched*, and so is a repository file whose module code ran without an
@@ -45,11 +46,16 @@ SKIP, COUNT, REPO_TOP, THROUGH = 0, 1, 2, 3
 # The sink: (module, name, the reading frame, the read's key) for each read not yet judged in
 # the current context, or None when nothing records.
 _SINK: list[Callable[[Any, str, Any, Any], None] | None] = [None]
-# The reads judged in the current context, by (module, name, reading code) ids: the same code
-# reading the same name again is judged the same (a read decided by its caller's caller is
-# never kept here). Emptied whenever the context changes (``Watcher.changed``). The ids stay
-# unique while kept: the watcher holds every watched module and every code it classified.
-_JUDGED: set[tuple[int, str, int]] = set()
+# The current context's reads already charged to it, by (module, name): reading the same name
+# again, whoever reads it, adds nothing, and is let through without even looking at the
+# reader. (``sys._getframe`` and ``id`` raise audit events: the recorder's audit hook would
+# run on every lookup. A module hashes by identity without an event.)
+_CHARGED: set[tuple[Any, str]] = set()
+# The reads judged not to count in the current context, by (module, name, reading code): the
+# same code reading the same name again is judged the same (a read decided by its caller's
+# caller is never kept here). Both sets are emptied whenever the context changes
+# (``Watcher.changed``).
+_JUDGED: set[tuple[Any, str, Any]] = set()
 
 
 class Watched(types.ModuleType):
@@ -60,13 +66,13 @@ class Watched(types.ModuleType):
     # Every lookup of a repository module's attribute runs this: what it uses is bound as
     # defaults (locals), which halves its cost against globals.
     def __getattribute__(
-        self, name: str, _sink: Any = _SINK, _judged: Any = _JUDGED, _get: Any = _GET,
-        _frame: Any = _frame, _id: Any = id,
+        self, name: str, _sink: Any = _SINK, _charged: Any = _CHARGED, _judged: Any = _JUDGED,
+        _get: Any = _GET, _frame: Any = _frame,
     ) -> Any:
         sink = _sink[0]
-        if sink is not None:
+        if sink is not None and (self, name) not in _charged:
             frame = _frame(1)
-            key = (_id(self), name, _id(frame.f_code))
+            key = (self, name, frame.f_code)
             if key not in _judged:
                 sink(self, name, frame, key)
         return _get(self, name)
@@ -95,11 +101,12 @@ class Watcher:
     def stop(self) -> None:
         if _SINK[0] == self.read:
             _SINK[0] = None
-        _JUDGED.clear()
+        self.changed()
 
     @staticmethod
     def changed() -> None:
         """The recording's context changed: every read is judged afresh for the new one."""
+        _CHARGED.clear()
         _JUDGED.clear()
 
     def watch(self, module: Any, path: str) -> None:
@@ -134,7 +141,8 @@ class Watcher:
         try:
             if self._counts(frame):
                 self._report(path, name)
-            if key is not None and self._kinds.get(frame.f_code, THROUGH) != THROUGH:
+                _CHARGED.add((module, name))
+            elif key is not None and self._kinds.get(frame.f_code, THROUGH) != THROUGH:
                 _JUDGED.add(key)  # its own code decided: the same read again is the same
         finally:
             self.busy = False
