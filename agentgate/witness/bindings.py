@@ -121,7 +121,7 @@ def analyse(
         scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import, digests,
                        shadowed)
         statements = tuple(scope.statement(s) for s in tree.body)
-        reads = {name: _scan(_body_nodes(func), scope.rules.imported.keys(), scope.stdlib)
+        reads = {name: _scan(_body_nodes(func), scope.aliases, scope.stdlib)
                  for name, func in bodies.items()}
     except (RecursionError, MemoryError):
         return None
@@ -307,8 +307,37 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
                 module_attrs |= literal if on_module else set()
                 dynamic = dynamic or computed
                 dynamic_modules = dynamic_modules or (computed and on_module)
+    if own_namespace:
+        # What the namespace holds may be a module (``globals()["limits"].LIMIT``): every
+        # attribute the code reads may be a module's.
+        module_attrs |= attrs
+        dynamic_modules = dynamic_modules or dynamic
     return Reads(frozenset(loads), frozenset(attrs), frozenset(module_attrs), dynamic,
                  dynamic_modules, tuple(own), opaque, own_namespace)
+
+
+def _module_aliases(tree: ast.Module, imported: set[str]) -> set[str]:
+    """Top-level names assigned an imported name or an attribute chain from one, followed
+    until no more are found (``m = limits``, ``n = m``)."""
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for stmt in tree.body:
+            for node in walk_now(stmt, classes=False):
+                if not isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr):
+                    continue
+                value = node.value
+                base = base_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+                if base is None or base not in imported | found:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and name.id not in found:
+                            found.add(name.id)
+                            grew = True
+    return found
 
 
 def _base_of(node: ast.expr) -> str | None:
@@ -395,10 +424,13 @@ class _Scope:
         self.rules = purity.Purity(imported, local, quiet_import=quiet_import)
         # Names that only ever hold a module of the standard library (``import operator``).
         self.stdlib = frozenset(a for a, only in foreign.items() if only) - assigned
+        # Names the top level binds to an imported name or an attribute of one (``m =
+        # app.limits``): they may hold a module, as the import's own name does.
+        self.aliases = frozenset(imported) | _module_aliases(tree, set(imported))
 
     def statement(self, stmt: ast.stmt) -> Statement:
         reads = _scan(list(walk_now(stmt, skip=self.block_ids, lambdas=True)),
-                      self.rules.imported.keys(), self.stdlib)
+                      self.aliases, self.stdlib)
         items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
                  for i in import_items(n)]
         digest = _digest(_dump(stmt, self.block_ids)) if self.digests else ""

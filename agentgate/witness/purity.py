@@ -261,10 +261,13 @@ class Purity:
                     guarded.add(stmt.name)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign):
                 value = stmt.value
+                names = {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign)
+                                        else [stmt.target])
+                         for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if names & (_MAKING_HOOKS | {"__init__"}):
+                    return False  # __init__ = other, __setattr__ = ...: not this text
                 if value is not None and not literal(value):
-                    guarded |= {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign)
-                                               else [stmt.target])
-                                for n in ast.walk(t) if isinstance(n, ast.Name)}
+                    guarded |= names
             elif not (isinstance(stmt, ast.Pass) or (
                     isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
                 return False  # anything else in the body: not judged

@@ -40,7 +40,7 @@ from functools import cached_property
 from agentgate.witness import bindings, purity
 from agentgate.witness.bindings import Module, Reads, Statement
 from agentgate.witness.blocks import READ
-from agentgate.witness.syntax import Import
+from agentgate.witness.syntax import STDLIB, Import
 
 # In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
 # (a file read as data still counts as changed).
@@ -181,8 +181,12 @@ def judge(
     it saw none), judged by the module rule when their names change; ``known``: every path of
     the repository the witness names (where a class's base may come from)."""
     modules: dict[str, Module] = {}
+    # A standard-library name the repository also has a module of: importing it may get
+    # the repository's (a flat layout's ``signal.py``), so it is no standard-library alias.
+    everywhere = _Resolver(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
+    shadowed = frozenset(n for n in STDLIB if n in everywhere.by_name)
     for path, text in universe.items():
-        found = bindings.analyse(text, quiet_import=quiet_import(path))
+        found = bindings.analyse(text, quiet_import=quiet_import(path), shadowed=shadowed)
         if found is not None:
             modules[path] = found
     names: dict[str, set[str]] = {}
@@ -194,9 +198,9 @@ def judge(
     resolver = _Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
-        old = bindings.analyse(old_text, quiet_import=quiet, digests=True)
+        old = bindings.analyse(old_text, quiet_import=quiet, digests=True, shadowed=shadowed)
         # Nothing recorded the head's text: no evidence for its classes.
-        new = bindings.analyse(new_text, digests=True)
+        new = bindings.analyse(new_text, digests=True, shadowed=shadowed)
         delta = None if old is None or new is None or _library_class(
             path, old, new, resolver) else _delta(old, new, quiet)
         if delta is None or old is None or new is None:
@@ -531,10 +535,11 @@ class _PureCalls:
             return False
         if receiver is None:
             return self.lookup(path, name, set()) is True
-        if not receiver:
-            return False
-        modules = [self.module_of(path, i) for m in self.of(path) or ()
-                   for i in m.imports if i.alias == receiver]
+        calling = self.of(path)
+        if not receiver or calling is None or any(receiver in m.other for m in calling):
+            return False  # the name is bound by something else than an import too
+        modules = [found for m in calling for i in m.imports if i.alias == receiver
+                   for found in self.modules_of(path, i)]
         return bool(modules) and all(
             m is not None and self.lookup(m, name, set()) is True for m in modules)
 
@@ -545,14 +550,22 @@ class _PureCalls:
                 f for f in found if f is not None]
         return self.parsed[path]
 
-    def module_of(self, path: str, item: Import) -> str | None:
-        """The repository module an import binds (``import a.b``, ``from a import b``)."""
+    def modules_of(self, path: str, item: Import) -> list[str | None]:
+        """The repository module an import binds (``import a.b`` binds ``a``, ``import a.b
+        as c`` binds ``a.b``: both when the alias cannot tell; ``from a import b``), None
+        where it is none or cannot be told."""
         if item.name is None:
-            found = self.resolve(path, item)
+            dotted = [item.module]
+            top = item.module.split(".")[0]
+            if "." in item.module and item.alias == top:
+                dotted.append(top)
         else:
-            dotted = f"{item.module}.{item.name}" if item.module else item.name
-            found = self.resolve(path, Import(item.alias, dotted, None, item.level))
-        return found[0] if len(found) == 1 else None
+            dotted = [f"{item.module}.{item.name}" if item.module else item.name]
+        found: list[str | None] = []
+        for name in dotted:
+            paths = self.resolve(path, Import(item.alias, name, None, item.level))
+            found.append(paths[0] if len(paths) == 1 else None)
+        return found
 
     def lookup(self, path: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
         """True: ``name`` in module ``path`` is a pure callable; False: it may be anything
@@ -572,30 +585,25 @@ class _PureCalls:
 
     def _one(self, path: str, module: bindings.Callables, name: str,
              seen: set[tuple[str, str]]) -> bool | None:
+        """Every way the module binds ``name`` (its own ``def``/``class``, an import of it,
+        a star import that exports it) must give a pure callable: whichever runs last."""
         if name in module.other:
             return False
-        direct = [i for i in module.imports if i.alias == name]
-        if name in module.pure:
-            return not direct or False  # bound both ways: not judged
-        if direct:
-            found: set[bool | None] = set()
-            for item in direct:
-                sources = self.resolve(path, item) if item.name is not None else []
-                if not sources:
-                    return False  # a module, or a library's callable
-                found |= {self.lookup(s, item.name or "", seen) for s in sources}
-            return found == {True} or False
-        stars: set[bool | None] = set()
+        found: set[bool | None] = {True} if name in module.pure else set()
         for item in module.imports:
-            if item.name == "*":
-                sources = self.resolve(path, item)
-                if not sources:
-                    return False  # everything of a library's module: it may bind it
-                stars |= {self.lookup(s, name, seen) for s in sources}
-        stars.discard(None)
-        if not stars:
+            if item.alias != name and item.name != "*":
+                continue
+            sources = self.resolve(path, item) if item.name is not None else []
+            if not sources:
+                return False  # a module, a library's callable, everything of a library
+            looked = {self.lookup(s, name if item.name == "*" else item.name or "", seen)
+                      for s in sources}
+            if item.name != "*" and None in looked:
+                return False  # imported from a module that does not bind it
+            found |= looked - {None}
+        if not found:
             return None
-        return stars == {True} or False
+        return found == {True} or False
 
 
 class _Resolver:

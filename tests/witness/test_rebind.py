@@ -189,6 +189,14 @@ FILES = {
                             "def test_star_space():\n    assert 'LIMIT' in vars(app.star)\n\n\n"
                             "def test_kinds_space():\n"
                             "    assert 'Fast' in vars(app.kinds) and other() == 10\n",
+    # Module-level reads through a name that holds the module: an alias, the namespace.
+    "app/aliased.py": "import app.limits\n\nm = app.limits\nALIASED = m.LIMIT + 0\n",
+    "app/spaced.py": "import app.limits  # noqa: F401\n\n"
+                     "FROM_SPACE = globals()['app'].limits.LIMIT\n",
+    "tests/test_aliased.py": "from app.aliased import ALIASED\n\n\n"
+                             "def test_aliased():\n    assert ALIASED == 3\n",
+    "tests/test_spaced.py": "from app.spaced import FROM_SPACE\n\n\n"
+                            "def test_spaced():\n    assert FROM_SPACE == 3\n",
     "tests/test_unrelated.py": "import json\n\n\n"
                                "def test_unrelated():\n    assert not hasattr(json, 'LIMIT')\n",
     "app/tables.py": "from app import registry\n\n\ndef _build():\n    return {'x': 1}\n\n\n"
@@ -279,6 +287,10 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     assert "__dict__ read at run time" in impacted[T["namespace"]]  # vars(module)
     assert "computes" in impacted[T["evaluated"]]  # eval: what no recording can see
     assert T["star"] in impacted  # from app.limits import * re-exports it
+    # Module level, through a name holding the module: m = app.limits; ALIASED = m.LIMIT
+    # rebinds ALIASED; globals()['app'].limits.LIMIT is read by a call no rule knows.
+    assert "tests/test_aliased.py::test_aliased" in impacted
+    assert "tests/test_spaced.py::test_spaced" in impacted
     assert "imports LIMIT" in impacted[T["local"]]  # imported inside the test function
     assert T["cap"] in impacted  # def cap(x, limit=LIMIT): the default is the old value
     # @parametrize('n', [LIMIT]): the test's own definition changed, its body reads only n.
