@@ -138,8 +138,9 @@ FILES = {
     # A library's module with an attribute of the changed name, next to a use of app.limits.
     "tests/test_foreign.py": "import sys\nfrom pathlib import Path\n\n"
                              "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
-                             "import verlib  # noqa: E402\n\nfrom app.limits import other  # noqa: E402"
-                             "\n\n\ndef test_foreign():\n"
+                             "import verlib  # noqa: E402\n\n"
+                             "from app.limits import other  # noqa: E402\n\n\n"
+                             "def test_foreign():\n"
                              "    assert verlib.LIMIT == 99 and other() == 10\n",
     # A constructor that only sets its instance's attributes: a module-level call of it
     # with a changed value rebinds what it binds. One whose attribute store runs a setter
@@ -172,8 +173,8 @@ FILES = {
                             "def test_total():\n    assert total() == 3\n",
     # Module-level code listing a standard-library module, or its own namespace, next to
     # a registration: no changed name is read there; with one of its own, it is.
-    "app/listing.py": "import json\n\nfrom app import registry\nfrom app.limits import OTHER  # noqa: F401"
-                      "\n\n"
+    "app/listing.py": "import json\n\nfrom app import registry\n"
+                      "from app.limits import OTHER  # noqa: F401\n\n"
                       "registry.add('json', len(vars(json)))\n"
                       "registry.add('own', len(globals()))\n",
     "app/own_listing.py": "from app import registry\nfrom app.limits import LIMIT  # noqa: F401\n\n"
