@@ -94,6 +94,9 @@ class Module:
     statements: tuple[Statement, ...]
     reads: dict[str, Reads]  # function block name -> what its code reads
     exports: frozenset[str] | None  # a literal ``__all__``; None when there is none
+    # Names its top level stores an attribute or item into, or through (``Box.__init__ =
+    # f``, ``box.Box.x = 1``): such a class is not what its text says.
+    patched: frozenset[str] = frozenset()
 
     def public(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` a star import of this module binds."""
@@ -125,7 +128,7 @@ def analyse(
                  for name, func in bodies.items()}
     except (RecursionError, MemoryError):
         return None
-    return Module(statements, reads, _exports(tree))
+    return Module(statements, reads, _exports(tree), frozenset(scope.stored))
 
 
 def pure_functions(source: blocks.Source, names: Iterable[str]) -> frozenset[str]:
@@ -155,9 +158,6 @@ class Callables:
     # Its top level binds names no text spells (``globals()``, ``locals().update``,
     # ``setattr`` on a module, ``exec``) or answers for missing ones (``__getattr__``).
     dynamic: bool = False
-    # Names its top level stores an attribute or item into, or through (``Box.__init__ =
-    # f``, ``box.Box.x = 1``): such a class is not what its text says.
-    patched: frozenset[str] = frozenset()
 
 
 def callables(source: blocks.Source) -> Callables | None:
@@ -172,10 +172,8 @@ def callables(source: blocks.Source) -> Callables | None:
         other: set[str] = set()
         imports: list[Import] = []
         dynamic = False
-        patched: set[str] = set()
         for stmt in tree.body:
             dynamic = dynamic or _binds_unspelled(stmt, scope.block_ids)
-            patched |= _stored_through(stmt, scope.block_ids)
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 imports += import_items(stmt)
             elif _pure_callable(stmt, scope):
@@ -184,15 +182,14 @@ def callables(source: blocks.Source) -> Callables | None:
                 other |= binds(stmt)
     except (RecursionError, MemoryError):
         return None
-    return Callables(frozenset(pure - other), tuple(imports), frozenset(other), dynamic,
-                     frozenset(patched))
+    return Callables(frozenset(pure - other), tuple(imports), frozenset(other), dynamic)
 
 
-def _stored_through(stmt: ast.stmt, block_ids: set[int]) -> set[str]:
-    """Every name and attribute on the way to an attribute or item the statement stores
-    into or deletes."""
+def _stored_through(nodes: Iterable[ast.AST]) -> set[str]:
+    """Every name and attribute on the way to an attribute or item the code made of
+    ``nodes`` stores into or deletes."""
     found: set[str] = set()
-    for node in walk_now(stmt, skip=block_ids, lambdas=True):
+    for node in nodes:
         if isinstance(node, ast.Attribute | ast.Subscript) and not isinstance(
                 node.ctx, ast.Load):
             for part in ast.walk(node):
@@ -319,24 +316,25 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
 def _module_aliases(tree: ast.Module, imported: set[str]) -> set[str]:
     """Top-level names assigned an imported name or an attribute chain from one, followed
     until no more are found (``m = limits``, ``n = m``)."""
+    # One pass over the whole tree (a function's own assignment counts too: more names,
+    # never fewer), then the chains among what it found.
+    pairs: list[tuple[str, set[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and isinstance(
+                node.value, ast.Name | ast.Attribute):
+            base = base_name(node.value)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if base is not None and names:
+                pairs.append((base, names))
     found: set[str] = set()
     grew = True
     while grew:
         grew = False
-        for stmt in tree.body:
-            for node in walk_now(stmt, classes=False):
-                if not isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr):
-                    continue
-                value = node.value
-                base = base_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
-                if base is None or base not in imported | found:
-                    continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name) and name.id not in found:
-                            found.add(name.id)
-                            grew = True
+        for base, names in pairs:
+            if (base in imported or base in found) and not names <= found:
+                found |= names
+                grew = True
     return found
 
 
@@ -427,10 +425,12 @@ class _Scope:
         # Names the top level binds to an imported name or an attribute of one (``m =
         # app.limits``): they may hold a module, as the import's own name does.
         self.aliases = frozenset(imported) | _module_aliases(tree, set(imported))
+        self.stored: set[str] = set()  # what the statements seen so far store through
 
     def statement(self, stmt: ast.stmt) -> Statement:
-        reads = _scan(list(walk_now(stmt, skip=self.block_ids, lambdas=True)),
-                      self.aliases, self.stdlib)
+        nodes = list(walk_now(stmt, skip=self.block_ids, lambdas=True))
+        reads = _scan(nodes, self.aliases, self.stdlib)
+        self.stored |= _stored_through(nodes)
         items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
                  for i in import_items(n)]
         digest = _digest(_dump(stmt, self.block_ids)) if self.digests else ""

@@ -189,6 +189,8 @@ def judge(
         found = bindings.analyse(text, quiet_import=quiet_import(path), shadowed=shadowed)
         if found is not None:
             modules[path] = found
+    unparsed = len(modules) < len(universe)
+    stored = {n for m in modules.values() for n in m.patched}
     names: dict[str, set[str]] = {}
     attrs: set[str] = set()
     fallback: set[str] = set()
@@ -196,11 +198,13 @@ def judge(
     changed_blocks: dict[str, frozenset[str]] = {}
     raising: set[str] = set()
     resolver = _Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
+    analysed_pairs: list[Module | None] = []
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
         old = bindings.analyse(old_text, quiet_import=quiet, digests=True, shadowed=shadowed)
         # Nothing recorded the head's text: no evidence for its classes.
         new = bindings.analyse(new_text, digests=True, shadowed=shadowed)
+        analysed_pairs += [old, new]
         delta = None if old is None or new is None or _library_class(
             path, old, new, resolver) else _delta(old, new, quiet)
         if delta is None or old is None or new is None:
@@ -216,7 +220,12 @@ def judge(
     origin = {p: p for p in names}
     texts = [*((p, t) for p, t in universe.items() if p not in pairs),
              *((p, t) for p, pair in pairs.items() for t in pair)]
-    propagation = _Propagation(statements, modules, quiet_import, _PureCalls(texts, resolver))
+    # What any module stores into or through (``Box.__init__ = f``): every text the witness
+    # saw run and both of each changed one; a text that does not parse may store anything.
+    patched = None if unparsed or None in analysed_pairs else frozenset(
+        stored | {n for m in analysed_pairs if m is not None for n in m.patched})
+    propagation = _Propagation(statements, modules, quiet_import,
+                               _PureCalls(texts, resolver, patched))
     resolved = _import_callers(at_import or AtImport(), propagation, universe, names,
                                fallback, origin)
     raising |= resolved.keys()
@@ -510,24 +519,15 @@ class _PureCalls:
     than such a ``def`` or ``class`` -- is not. Judged from W's text (and head's, for a
     changed module: both must agree), on demand."""
 
-    def __init__(self, texts: Iterable[tuple[str, bytes]], resolve: _Resolver) -> None:
+    def __init__(self, texts: Iterable[tuple[str, bytes]], resolve: _Resolver,
+                 patched: frozenset[str] | None) -> None:
         self.texts: dict[str, list[bytes]] = {}
         for path, text in texts:
             self.texts.setdefault(path, []).append(text)
         self.resolve = resolve
+        # Every name some module's top level stores into or through (None: unknown).
+        self.patched = patched
         self.parsed: dict[str, list[bindings.Callables] | None] = {}
-
-    @cached_property
-    def patched(self) -> frozenset[str] | None:
-        """Every name some module's top level stores into or through (None: a module that
-        does not parse may do anything)."""
-        found: set[str] = set()
-        for path in self.texts:
-            modules = self.of(path)
-            if modules is None:
-                return None
-            found |= {n for m in modules for n in m.patched}
-        return frozenset(found)
 
     def __call__(self, path: str, target: tuple[str | None, str]) -> bool:
         receiver, name = target
