@@ -21,7 +21,7 @@ import pytest
 
 from agentgate.witness.select import IMPACTED, SKIP
 from tests.support.git_repo import GitRepo, run_agentgate
-from tests.witness.recorded import isolate, patch, plan
+from tests.witness.recorded import isolate, labelled
 
 LIMITS = "LIMIT = 3\nOTHER = 1\n"
 FILES = {
@@ -65,11 +65,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
 def test_a_computed_read_by_the_repository_pluggy_counts(
     recorded: tuple[GitRepo, str],
 ) -> None:
-    repo, w = recorded
-    patch(repo, w, "limit", {"src/app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
-    found = plan(repo, w)
-    impacted = {d.nodeid: d.detail for d in found.labelled(IMPACTED)}
-    skipped = {d.nodeid for d in found.labelled(SKIP)}
-    assert TOOLING in skipped  # it passed when recorded: pytest ran the repository's pluggy
-    assert "LIMIT read at run time" in impacted[READ]  # read by src/pluggy/_reader.py
-    assert OTHER in skipped  # the same function, another name
+    labels = labelled(recorded, "limit",
+                      {"src/app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
+    assert labels[TOOLING] == SKIP  # it passed when recorded: pytest ran the repository's pluggy
+    assert labels[READ] == IMPACTED  # LIMIT, read by src/pluggy/_reader.py at run time
+    assert labels[OTHER] == SKIP  # the same function, another name
