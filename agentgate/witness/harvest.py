@@ -203,8 +203,10 @@ def _unwatched(rec: Recording, found: units.Units) -> list[str]:
     watched = set(rec.watcher.paths.values())
     ran = {path for files in found.values() for path, names in files.items()
            if blocks.MODULE in names}
+    # Watched from the start on, but what read them before (pytest's start-up: a plugin's
+    # pytest_addoption) was not seen.
     early = {p for p in rec.preloaded if p.endswith(".py")}
-    return sorted(rec.watcher.unwatched | ((ran | early) - watched))
+    return sorted(rec.watcher.unwatched | (ran - watched) | early)
 
 
 def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:

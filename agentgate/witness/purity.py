@@ -100,24 +100,24 @@ class Purity:
         self.imported = imported
         self.local = local
         self.quiet_import = quiet_import
-        self._calls: set[str] | None = None  # while checking: the project callables called
-        # The last check's project callables, by where they are looked up: (None, name) a
-        # name of the module, (alias, name) an attribute of the module imported as alias,
-        # ("", name) anything else.
+        # While checking: the project callables called, by where they are looked up:
+        # (None, name) a name of the module, (alias, name) an attribute of the module
+        # imported as alias, ("", name) anything else. ``targets``: the last check's.
+        self._targets: set[tuple[str | None, str]] | None = None
         self.targets: frozenset[tuple[str | None, str]] = frozenset()
-        self._targets: set[tuple[str | None, str]] = set()
         self._mine: set[str] = set()  # in a function body: names it binds itself
         # In a constructor's body: its ``self`` and the attributes it may not store there.
         self._owner: tuple[str, frozenset[str]] | None = None
 
     def check(self, test: Callable[[], bool]) -> tuple[bool, frozenset[str]]:
         """(binding-only given the project callables it calls, those callables)."""
-        self._calls, self._targets = set(), set()
+        found: set[tuple[str | None, str]] = set()
+        self._targets = found
         try:
-            return test(), frozenset(self._calls)
+            return test(), frozenset(name for _, name in found)
         finally:
-            self._calls = None
-            self.targets = frozenset(self._targets)
+            self._targets = None
+            self.targets = frozenset(found)
 
     # --- statements -----------------------------------------------------------------
 
@@ -324,14 +324,12 @@ class Purity:
 
     def _collect(self, node: ast.expr) -> bool:
         """A project callable, while collecting: its name (a module attribute's name)."""
-        if self._calls is None:
+        if self._targets is None:
             return False
         if isinstance(node, ast.Name) and node.id in self.local | self.imported.keys():
-            self._calls.add(node.id)
             self._targets.add((None, node.id))
             return True
         if isinstance(node, ast.Attribute) and self.project_value(node.value):
-            self._calls.add(node.attr)
             receiver = node.value.id if isinstance(node.value, ast.Name) else ""
             self._targets.add((receiver, node.attr))
             return True

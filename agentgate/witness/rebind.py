@@ -484,7 +484,6 @@ class _Propagation:
         computes its result or makes an instance (``join = curry(join)``): run again with
         a changed value, it rebinds what it binds and nothing else."""
         return (not stmt.name and not stmt.imports_project and bool(stmt.calls)
-                and bool(stmt.targets)
                 and all(self.pure_call(path, t) for t in stmt.targets))
 
     def imported(self, stmt: Statement, path: str, names: dict[str, set[str]],
@@ -563,9 +562,21 @@ class _PureCalls:
             dotted = [f"{item.module}.{item.name}" if item.module else item.name]
         found: list[str | None] = []
         for name in dotted:
-            paths = self.resolve(path, Import(item.alias, name, None, item.level))
+            paths = self.sources(path, Import(item.alias, name, None, item.level))
             found.append(paths[0] if len(paths) == 1 else None)
         return found
+
+    def sources(self, path: str, item: Import) -> list[str]:
+        """The repository modules an import of ``item.module`` gets. ``_Resolver`` matches
+        any dotted suffix, which errs towards more modules where more means more tests;
+        here it would err the other way (``from somelib import make`` is not the pure
+        ``make`` of ``app/vendor/somelib.py``), so an absolute import counts only a module
+        at the tree's top or under ``src/``."""
+        found = self.resolve(path, item)
+        if item.level:
+            return found
+        wanted = item.module.split(".")
+        return [p for p in found if _dotted(p) in (wanted, ["src", *wanted])]
 
     def lookup(self, path: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
         """True: ``name`` in module ``path`` is a pure callable; False: it may be anything
@@ -593,7 +604,7 @@ class _PureCalls:
         for item in module.imports:
             if item.alias != name and item.name != "*":
                 continue
-            sources = self.resolve(path, item) if item.name is not None else []
+            sources = self.sources(path, item) if item.name is not None else []
             if not sources:
                 return False  # a module, a library's callable, everything of a library
             looked = {self.lookup(s, name if item.name == "*" else item.name or "", seen)

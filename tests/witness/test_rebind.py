@@ -166,6 +166,19 @@ FILES = {
                      "KEPT = PBox(LIMIT)\n",
     "tests/test_pbox.py": "import app.pboxes  # noqa: F401\nfrom app import registry\n\n\n"
                           "def test_pbox():\n    assert registry.REGISTRY['pbox'] == 3\n",
+    # A library's callable whose name and module's name a pure function of the repository
+    # shares (``app/vendor/somelib.py``): the library's registers what it is called with.
+    "app/vendor/__init__.py": "",
+    "app/vendor/somelib.py": "from app.limits import OTHER  # noqa: F401\n\n\n"
+                             "def make(value):\n    return value\n",
+    "app/libmade.py": "from somelib import make\n\nfrom app.limits import LIMIT\n\n"
+                      "KEPT = make(LIMIT)\n",
+    "tests/test_libmade.py": "import sys\nfrom pathlib import Path\n\n"
+                             "sys.path.insert(0, str(Path(__file__).parents[2] / 'outside'))\n"
+                             "import app.libmade  # noqa: E402,F401\n"
+                             "import app.vendor.somelib  # noqa: E402,F401\n"
+                             "import somelib  # noqa: E402\n\n\n"
+                             "def test_libmade():\n    assert somelib.MADE == [3]\n",
     "tests/test_boxes.py": "from app.boxes import BOXED, PLAIN\n\n\n"
                            "def test_boxed():\n    assert BOXED.value == 3\n\n\n"
                            "def test_plain():\n    assert PLAIN.value == 1\n",
@@ -237,6 +250,7 @@ OUTSIDE = {
                       "def setting(module, name):\n"
                       "    return getattr(importlib.import_module(module), name)\n",
     "verlib.py": "LIMIT = 99\n",
+    "somelib.py": "MADE = []\n\n\ndef make(value):\n    MADE.append(value)\n    return value\n",
     "reglib.py": "KEPT = []\n\n\nclass Model:\n"
                  "    def __init_subclass__(cls, **kw):\n"
                  "        super().__init_subclass__(**kw)\n"
@@ -320,6 +334,8 @@ def test_a_call_that_only_makes_an_instance_rebinds_what_it_binds(
     assert "tests/test_boxes.py::test_plain" in _skipped(found)
     assert "tests/test_regbox.py::test_total" in impacted  # the setter ran _ALL.append
     assert "tests/test_pbox.py::test_pbox" in impacted  # __init__ replaced: it registers
+    # from somelib import make: the library's, not app/vendor/somelib.py's pure one.
+    assert "tests/test_libmade.py::test_libmade" in impacted
 
 
 def test_code_listing_other_namespaces_reads_only_theirs(recorded: tuple[GitRepo, str]) -> None:

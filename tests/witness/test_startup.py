@@ -39,14 +39,17 @@ CORE = (
 SETTINGS = ("import logging\n\n\n"
             "def _level():\n    logging.getLogger('app').debug('level')\n    return 1\n\n\n"
             "LEVEL = _level()\n")
+NAMES = "SUFFIX = ''\nUNREAD = 'x'\n"
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n\n"
     '[tool.pytest.ini_options]\naddopts = "-p app.plug -p app.early"\n'
     'filterwarnings = ["error"]\n',
     "app/__init__.py": "",
-    "app/plug.py": "from app import core\n\n\n"
-    "def pytest_addoption(parser):\n    parser.addini('app_name', core.describe())\n",
+    "app/plug.py": "from app import core, names\n\n\n"
+    "def pytest_addoption(parser):\n"
+    "    parser.addini('app_name', core.describe() + names.SUFFIX)\n",
+    "app/names.py": NAMES,
     "app/core.py": CORE,
     "app/early.py": "from app import settings  # noqa: F401\n",
     "app/settings.py": SETTINGS,
@@ -151,6 +154,27 @@ def test_without_boot_the_preloaded_module_counts_whole_for_every_test(
     have run then, for any test (fail closed), so every test reruns, and none escalates."""
     labels = _labels(recorded_direct, "value", VALUE_EDIT)
     assert ESCALATE not in labels.values()
+    assert labels == dict.fromkeys(EVERY, IMPACTED)
+
+
+def test_a_constant_the_start_up_read_reruns_every_test(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """pytest_addoption read names.SUFFIX at start-up, for every test; UNREAD nobody reads
+    (the legitimate twin: a binding-only change reruns only its readers, here none)."""
+    assert labelled(recorded, "suffix", {"app/names.py": NAMES.replace("''", "'!'")}) == (
+        dict.fromkeys(EVERY, IMPACTED))
+    assert labelled(recorded, "unread", {"app/names.py": NAMES.replace("'x'", "'y'")}) == (
+        dict.fromkeys(EVERY, SKIP))
+
+
+def test_without_boot_a_constant_of_a_preloaded_module_reruns_every_test(
+    recorded_direct: tuple[GitRepo, str],
+) -> None:
+    """Attack: pytest_addoption read names.SUFFIX before the plugin started recording, so no
+    read of it was seen; a module imported before recording counts as unwatched, and its
+    binding-only change keeps the module rule (every test runs under the start-up)."""
+    labels = labelled(recorded_direct, "suffix", {"app/names.py": NAMES.replace("''", "'!'")})
     assert labels == dict.fromkeys(EVERY, IMPACTED)
 
 
