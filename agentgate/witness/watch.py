@@ -131,7 +131,7 @@ class Watcher:
             if type(module) is not Watched:
                 self.unwatched.add(self.paths[id(module)])
 
-    def read(self, module: Any, name: str, frame: Any, key: Any = None) -> None:
+    def read(self, module: Any, name: str, frame: Any, key: Any) -> None:
         if self.busy:
             return
         path = self.paths.get(id(module))
@@ -142,7 +142,7 @@ class Watcher:
             if self._counts(frame):
                 self._report(path, name)
                 _CHARGED.add((module, name))
-            elif key is not None and self._kinds.get(frame.f_code, THROUGH) != THROUGH:
+            elif self._kinds.get(frame.f_code, THROUGH) != THROUGH:
                 _JUDGED.add(key)  # its own code decided: the same read again is the same
         finally:
             self.busy = False
