@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from agentgate.witness import blocks, purity
@@ -33,6 +33,8 @@ _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
 # lookups that bypass the module's class (``object.__getattribute__(m, name)``).
 _OPAQUE_CALLS = frozenset({"globals", "locals", "eval", "exec", "__import__"})
 _OWN_NAMESPACE = frozenset({"globals", "locals", "vars"})
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
+             ast.SetComp, ast.DictComp)
 
 
 @dataclass(frozen=True)
@@ -269,11 +271,15 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
     bound = set(imported) | {i.alias for i in own}
     getter = any(_gets_modules(n) for n in nodes)
     stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    bound -= (stdlib - stored) - {i.alias for i in own if not i.stdlib}
+    foreign = (stdlib - stored) - {i.alias for i in own if not i.stdlib}
+    bound -= foreign
     loads: set[str] = set()
     attrs: set[str] = set()
     module_attrs: set[str] = set()
     dynamic = dynamic_modules = opaque = own_namespace = False
+    # A computed read of something that may be a value of the namespace (not a literal, not
+    # a standard-library module): next to ``globals()`` it may read a module's names.
+    loose = False
     # ``globals()``, ``locals()``, ``vars()``: the code's own namespace, not opaque.
     namespace = {id(n.func) for n in nodes if isinstance(n, ast.Call) and not n.args
                  and not n.keywords and isinstance(n.func, ast.Name)
@@ -293,11 +299,13 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
             if node.attr in _DYNAMIC_ATTRS:
                 dynamic = True
                 dynamic_modules = dynamic_modules or on_module
+                loose = loose or not _outside(node.value, foreign)
                 opaque = opaque or node.attr == "__getattribute__"
         elif isinstance(node, ast.Call) and id(node.func) not in namespace:
             access = _named_access(node, bound, getter)
             if access is not None:
-                literal, computed, on_module = access
+                literal, computed, on_module, receiver = access
+                loose = loose or (computed and not _outside(receiver, foreign))
                 called = _called(node)
                 opaque = opaque or called in _OPAQUE_CALLS or (called == "vars" and not node.args)
                 attrs |= literal
@@ -308,7 +316,7 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
         # What the namespace holds may be a module (``globals()["limits"].LIMIT``): every
         # attribute the code reads may be a module's.
         module_attrs |= attrs
-        dynamic_modules = dynamic_modules or dynamic
+        dynamic_modules = dynamic_modules or loose
     return Reads(frozenset(loads), frozenset(attrs), frozenset(module_attrs), dynamic,
                  dynamic_modules, tuple(own), opaque, own_namespace)
 
@@ -363,19 +371,26 @@ def _on_module(receiver: ast.AST | None, bound: set[str], getter: bool) -> bool:
     name, or anything but a literal in code that gets modules by computed names."""
     if receiver is None:
         return True
-    if isinstance(receiver, ast.Constant | ast.JoinedStr | ast.List | ast.Tuple | ast.Dict
-                  | ast.Set | ast.ListComp | ast.SetComp | ast.DictComp):
+    if isinstance(receiver, _LITERALS):
         return False
     base = base_name(receiver)
     return getter or (base is not None and base in bound)
 
 
+def _outside(receiver: ast.AST | None, foreign: Collection[str]) -> bool:
+    """Whether a read's receiver is surely no value of a namespace: a literal, or a name
+    that only ever names a standard-library module (``vars(operator)``)."""
+    return isinstance(receiver, _LITERALS) or (
+        isinstance(receiver, ast.Name) and receiver.id in foreign)
+
+
 def _named_access(
     call: ast.Call, bound: set[str], getter: bool
-) -> tuple[set[str], bool, bool] | None:
+) -> tuple[set[str], bool, bool, ast.AST | None] | None:
     """For a call that reads attributes by name: (the names spelled, whether some name is
-    computed, whether it may read a module). ``getattr(x, "n")`` reads n of x;
-    ``getattr(x, name)``, ``vars(x)``, ``dir(x)`` read names no one can spell;
+    computed, whether it may read a module, the receiver: None when it is anything).
+    ``getattr(x, "n")`` reads n of x; ``getattr(x, name)``, ``vars(x)``, ``dir(x)`` read
+    names no one can spell;
     ``globals()``, ``vars()``, ``eval``, ``exec`` read the module's own."""
     func = call.func
     name = func.id if isinstance(func, ast.Name) else (
@@ -384,7 +399,7 @@ def _named_access(
     if name in _DYNAMIC_CALLS:
         on_module = first is None or name in ("eval", "exec", "__import__") or (
             _on_module(first, bound, getter))
-        return set(), True, on_module
+        return set(), True, on_module, first
     if name in ("getattr", "hasattr", "attrgetter", "methodcaller"):
         if name in ("getattr", "hasattr"):
             spelled, receiver = call.args[1:2], first
@@ -394,7 +409,7 @@ def _named_access(
                    if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         on_module = getter if receiver is None else _on_module(receiver, bound, getter)
         names = {p for text in literal for p in text.split(".")}
-        return names, len(literal) < len(spelled), on_module
+        return names, len(literal) < len(spelled), on_module, receiver
     return None
 
 

@@ -181,10 +181,7 @@ def judge(
     it saw none), judged by the module rule when their names change; ``known``: every path of
     the repository the witness names (where a class's base may come from)."""
     modules: dict[str, Module] = {}
-    # A standard-library name the repository also has a module of: importing it may get
-    # the repository's (a flat layout's ``signal.py``), so it is no standard-library alias.
-    everywhere = _Resolver(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
-    shadowed = frozenset(n for n in STDLIB if n in everywhere.by_name)
+    shadowed = _shadowed(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
     for path, text in universe.items():
         found = bindings.analyse(text, quiet_import=quiet_import(path), shadowed=shadowed)
         if found is not None:
@@ -640,6 +637,23 @@ class _Resolver:
             return [p for p in ("__init__.py",) if p in self.known]
         candidates = ("/".join([*base[:-1], base[-1] + ".py"]), "/".join([*base, "__init__.py"]))
         return [p for p in candidates if p in self.known]
+
+
+def _shadowed(paths: set[str]) -> frozenset[str]:
+    """Standard-library names the repository also has a top-level module of: importing one
+    may get the repository's (a flat layout's ``signal.py``), so it is no standard-library
+    alias. A module is top-level where its folder may be on ``sys.path``: the tree's top,
+    or any folder that is no package (pytest puts such folders there); a package's
+    ``operator.py`` is ``pkg.operator`` and hides nothing."""
+    packages = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "__init__.py"}
+    found: set[str] = set()
+    for path in paths:
+        folder, name = posixpath.split(path[:-3] if path.endswith(".py") else path)
+        if name == "__init__":
+            folder, name = posixpath.split(folder)
+        if name in STDLIB and (not folder or folder not in packages):
+            found.add(name)
+    return frozenset(found)
 
 
 def _dotted(path: str) -> list[str]:

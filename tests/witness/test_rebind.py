@@ -189,7 +189,18 @@ FILES = {
     "app/listing.py": "import json\n\nfrom app import registry\n"
                       "from app.limits import OTHER  # noqa: F401\n\n"
                       "registry.add('json', len(vars(json)))\n"
-                      "registry.add('own', len(globals()))\n",
+                      "registry.add('own', len(globals()))\n"
+                      "locals().update({'json_' + k: 1 for k in vars(json)})\n",
+    # A package's module named like the standard library's hides nothing (``app.json``);
+    # a top-level one does (``colorsys.py``: ``import colorsys`` gets the repository's).
+    "app/json.py": "KIND = 'app'\n",
+    "tests/test_pkgjson.py": "from app import json as app_json\n\n\n"
+                             "def test_pkgjson():\n    assert app_json.KIND == 'app'\n",
+    "colorsys.py": "SHADE = 3\n",
+    "app/shading.py": "import colorsys\n\nfrom app import registry\n\n"
+                      "registry.add('shade', vars(colorsys).get('SHADE'))\n",
+    "tests/test_shading.py": "import app.shading  # noqa: F401\nfrom app import registry\n\n\n"
+                             "def test_shading():\n    assert registry.REGISTRY['shade'] == 3\n",
     "app/own_listing.py": "from app import registry\nfrom app.limits import LIMIT  # noqa: F401\n\n"
                           "registry.add('own_limit', globals()['LIMIT'])\n",
     "tests/test_listing.py": "import app.listing  # noqa: F401\nfrom app import registry\n\n\n"
@@ -206,11 +217,13 @@ FILES = {
     # Module-level reads through a name that holds the module: an alias, the namespace.
     "app/aliased.py": "import app.limits\n\nm = app.limits\nALIASED = m.LIMIT + 0\n",
     "app/spaced.py": "import app.limits  # noqa: F401\n\n"
-                     "FROM_SPACE = globals()['app'].limits.LIMIT\n",
+                     "FROM_SPACE = globals()['app'].limits.LIMIT\n"
+                     "FROM_VARS = vars(globals()['app'].limits)['LIMIT']\n",
     "tests/test_aliased.py": "from app.aliased import ALIASED\n\n\n"
                              "def test_aliased():\n    assert ALIASED == 3\n",
-    "tests/test_spaced.py": "from app.spaced import FROM_SPACE\n\n\n"
-                            "def test_spaced():\n    assert FROM_SPACE == 3\n",
+    "tests/test_spaced.py": "from app.spaced import FROM_SPACE, FROM_VARS\n\n\n"
+                            "def test_spaced():\n    assert FROM_SPACE == 3\n\n\n"
+                            "def test_spaced_vars():\n    assert FROM_VARS == 3\n",
     "tests/test_unrelated.py": "import json\n\n\n"
                                "def test_unrelated():\n    assert not hasattr(json, 'LIMIT')\n",
     "app/tables.py": "from app import registry\n\n\ndef _build():\n    return {'x': 1}\n\n\n"
@@ -306,6 +319,8 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     # rebinds ALIASED; globals()['app'].limits.LIMIT is read by a call no rule knows.
     assert "tests/test_aliased.py::test_aliased" in impacted
     assert "tests/test_spaced.py::test_spaced" in impacted
+    # vars() of a value the namespace holds, next to globals(): a module's names.
+    assert "tests/test_spaced.py::test_spaced_vars" in impacted
     assert "imports LIMIT" in impacted[T["local"]]  # imported inside the test function
     assert T["cap"] in impacted  # def cap(x, limit=LIMIT): the default is the old value
     # @parametrize('n', [LIMIT]): the test's own definition changed, its body reads only n.
@@ -346,6 +361,7 @@ def test_code_listing_other_namespaces_reads_only_theirs(recorded: tuple[GitRepo
     patch(repo, w, "limit-spaces", {"app/limits.py": LIMITS.replace("LIMIT = 3", "LIMIT = 4")})
     found = plan(repo, w)
     impacted = _impacted(found)
+    # Also ``locals().update(... vars(json) ...)``, with a package module named app/json.py.
     assert "tests/test_listing.py::test_listing" in _skipped(found)
     assert "tests/test_own_listing.py::test_own_listing" in impacted  # its globals hold LIMIT
     assert "tests/test_spaces.py::test_star_space" in impacted  # app.star re-exports LIMIT
@@ -386,9 +402,12 @@ def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, st
     repo, w = recorded
     patch(repo, w, "newfunc", {"app/limits.py": LIMITS + "\n\ndef extra():\n    return 1\n"})
     found = plan(repo, w)
-    # vars(app.star): the star import re-exports the new name there too.
+    # vars(app.star): the star import re-exports the new name there too. app/spaced.py's
+    # vars(globals()['app'].limits) reads every name of app.limits at module level.
     assert set(_impacted(found)) == {T["namespace"], T["evaluated"],
-                                     "tests/test_spaces.py::test_star_space"}
+                                     "tests/test_spaces.py::test_star_space",
+                                     "tests/test_spaced.py::test_spaced",
+                                     "tests/test_spaced.py::test_spaced_vars"}
     assert {T["clamp"], T["dynamic"], T["library"]} <= _skipped(found)
 
 
@@ -411,7 +430,10 @@ def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
     repo, w = recorded
     text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
     patch(repo, w, "doc", {"app/limits.py": text})
-    assert set(_impacted(plan(repo, w))) == {T["namespace"], T["evaluated"]}
+    # vars(app.limits) at run time and at app/spaced.py's module level read __doc__ too.
+    assert set(_impacted(plan(repo, w))) == {T["namespace"], T["evaluated"],
+                                             "tests/test_spaced.py::test_spaced",
+                                             "tests/test_spaced.py::test_spaced_vars"}
 
 
 def test_a_module_whose_reads_cannot_be_watched_keeps_the_module_rule(
@@ -539,3 +561,15 @@ def test_a_subclass_body_change_is_judged_by_names_only_where_making_it_ran_no_p
     patch(repo, w, "alpha", {"app/alpha.py": alpha.replace("size: int", "size: str")})
     assert _impacted(plan(repo, w))["tests/test_plugins.py::test_names"] == "app/alpha.py"
 
+
+def test_a_top_level_module_named_like_the_standard_librarys_is_the_repositorys(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """``import colorsys`` gets the repository's colorsys.py (the tree's top is on
+    ``sys.path`` before the standard library): ``vars(colorsys)`` at module level reads its
+    changed name, so the registration's users run; a package's app/json.py hides nothing."""
+    repo, w = recorded
+    patch(repo, w, "shade", {"colorsys.py": "SHADE = 4\n"})
+    found = plan(repo, w)
+    assert "tests/test_shading.py::test_shading" in _impacted(found)
+    assert "tests/test_pkgjson.py::test_pkgjson" in _skipped(found)
