@@ -131,6 +131,9 @@ class _Builder:
     def import_of(self, child: str, units: set[Unit], deps: set[str]) -> None:
         """What one import context adds: the file node of a repository module, else (an
         import of a library, see-through) what it ran and imported."""
+        # A repository file imported under a copy's name needs that name's packages.
+        deps.update(file_key(p) for p in self.raw.get("import_parents", {}).get(child, ())
+                    if self.tracked(p))
         path = self.raw["import_files"].get(child)
         if path and self.tracked(path):
             deps.add(file_key(path))

@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,6 +60,7 @@ class Recording(units.Traced, Protocol):
     collected: set[str]
     collect_errors: set[str]
     import_files: dict[str, str | None]
+    import_names: dict[str, str]
     preloaded: set[str]
     startup: list[str]
     watcher: watch.Watcher
@@ -137,6 +138,13 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     modules = _modules(rec, session)
     found = units.by_context(rec)
     contexts = _contexts(rec, found)
+    parents = _alias_parents(rec)
+    for ctx in parents.keys() & contexts.keys():
+        # Importing ``mirror.core`` first imports ``mirror``, inside it: that import is the
+        # importer's (``import_parents``), not part of app/core.py's own node.
+        packages = _parents(rec.import_names[ctx])[:-1]
+        contexts[ctx]["imports"] = [c for c in contexts[ctx]["imports"]
+                                    if rec.import_names.get(c) not in packages]
     return {
         "version": RAW_VERSION,
         "python": sys.version.split()[0],
@@ -146,6 +154,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "startup": [c for c in rec.startup if c in contexts],
         "unwatched": _unwatched(rec, found),
         "import_files": {k: v for k, v in rec.import_files.items() if v},
+        "import_parents": parents,
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
         "preloaded_blocks": _preloaded_blocks(rec),
@@ -232,9 +241,11 @@ def _empty() -> dict[str, Any]:
             "imports": []}
 
 
-def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, str]]:
-    """Repository files that ran as modules: {path: (module name, package or "")}."""
-    found: dict[str, tuple[str, str]] = {}
+def _modules(rec: Recording, session: pytest.Session) -> dict[str, list[tuple[str, str]]]:
+    """Repository files that ran as modules: {path: [(module name, package or "")]}; a file
+    may run as several (``tlz`` gives ``tlz.curried`` the ``__path__`` of ``toolz.curried``,
+    so toolz/curried/operator.py runs again as ``tlz.curried.operator``)."""
+    found: dict[str, set[tuple[str, str]]] = defaultdict(set)
     candidates = list(sys.modules.items())
     for plugin in session.config.pluginmanager.get_plugins():
         name = getattr(plugin, "__name__", None)
@@ -248,12 +259,53 @@ def _modules(rec: Recording, session: pytest.Session) -> dict[str, tuple[str, st
         rel = rec.rel(module_file(name, module, parent=False))  # a copy claims no file
         if rel and rel.endswith(".py"):
             package = getattr(module, "__package__", None) or name.rpartition(".")[0]
-            found[rel] = (name, package)
+            found[rel].add((name, package))
+    return {rel: sorted(names) for rel, names in found.items()}
+
+
+def _names_file(name: str, rel: str) -> bool:
+    """Whether a module name is the one its file's place in the tree gives it
+    (``toolz.curried.operator`` for toolz/curried/operator.py, ``app.x`` for src/app/x.py)."""
+    stem = rel[:-3] if rel.endswith(".py") else rel
+    parts = stem.split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    dotted = name.split(".")
+    return parts[len(parts) - len(dotted):] == dotted
+
+
+def alias_parents(rel: Callable[[object], str | None], name: str,
+                  path: str) -> tuple[str, ...]:
+    """For a repository file imported under another name than its own (a copy's
+    ``tlz.curried.operator``, found on the ``__path__`` ``tlz.curried`` borrowed): the files
+    of that name's parent packages, which its import ran first or found imported. The file's
+    own node keeps only its own name's parents (its other users never imported the copy's
+    packages); the import (``_alias_parents``) and each read of the module object
+    (``watch``) carry these."""
+    if _names_file(name, path):
+        return ()
+    parents: list[str] = []
+    for parent in _parents(name)[:-1]:
+        module = sys.modules.get(parent)
+        found = rel(module_file(parent, module)) if module is not None else None
+        if found and found != path and found not in parents:
+            parents.append(found)
+    return tuple(parents)
+
+
+def _alias_parents(rec: Recording) -> dict[str, list[str]]:
+    """Per import context of a file under another name than its own: ``alias_parents``."""
+    found: dict[str, list[str]] = {}
+    for ctx, name in rec.import_names.items():
+        path = rec.import_files.get(ctx)
+        parents = alias_parents(rec.rel, name, path) if path else ()
+        if parents:
+            found[ctx] = list(parents)
     return found
 
 
 def _static_imports(
-    root: str, modules: dict[str, tuple[str, str]]
+    root: str, modules: dict[str, list[tuple[str, str]]]
 ) -> dict[str, dict[str, list[str]]]:
     """Repository files each block of each module imports: ``{path: {block: [paths]}}``.
 
@@ -262,25 +314,32 @@ def _static_imports(
     ``from .settings import LIMIT``); an import inside a function counts only for tests that
     ran that function. The dynamic record alone cannot show either.
     """
-    by_name = {name: rel for rel, (name, _pkg) in modules.items()}
+    by_name = {name: rel for rel, names in modules.items() for name, _pkg in names}
     edges: dict[str, dict[str, list[str]]] = {}
-    for rel, (name, package) in modules.items():
-        per_block: dict[str, list[str]] = {}
+    for rel, names in modules.items():
+        per_block: dict[str, set[str]] = defaultdict(set)
         full = os.path.join(root, *rel.split("/"))
-        for block, names in _imported_names(full, name, package).items():
-            targets = {by_name[n] for n in names if n in by_name} - {rel}
-            if targets:
-                per_block[block] = sorted(targets)
-        if per_block:
-            edges[rel] = per_block
+        # Its own name's parent packages belong to its module block; another name's are
+        # that import's (``_alias_parents``). A file with no name of its own keeps them all.
+        own = {n for n, _pkg in names if _names_file(n, rel)} or {n for n, _pkg in names}
+        for name, package in names:
+            found = _imported_names(full, name, package, parents=name in own)
+            for block, imported in found.items():
+                per_block[block] |= {by_name[n] for n in imported if n in by_name} - {rel}
+        kept = {block: sorted(targets) for block, targets in per_block.items() if targets}
+        if kept:
+            edges[rel] = kept
     return edges
 
 
-def _imported_names(path: str, name: str, package: str) -> dict[str, set[str]]:
-    """Module names imported by each block of a file; the module's own parent packages
-    belong to its module block (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
+def _imported_names(path: str, name: str, package: str, *,
+                    parents: bool = True) -> dict[str, set[str]]:
+    """Module names imported by each block of a file (relative imports from ``package``);
+    with ``parents``, the module's own parent packages belong to its module block
+    (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
     found: dict[str, set[str]] = defaultdict(set)
-    found[blocks.MODULE].update(_parents(name)[:-1])
+    if parents:
+        found[blocks.MODULE].update(_parents(name)[:-1])
     tree, layout = units.parsed(path)
     if tree is None or layout is None:
         return found

@@ -270,7 +270,7 @@ class Recorder:
         file = harvest.module_file(name, module)
         path = self.rel(file)
         if path is not None and self.tracing and not str(file).startswith(_AGENTGATE):
-            self.watcher.watch(module, path)
+            self.watcher.watch(module, path, harvest.alias_parents(self.rel, name, path))
         return path
 
     def _reader_kind(self, code: Any) -> int:

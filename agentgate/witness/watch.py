@@ -91,6 +91,9 @@ class Watcher:
         self._report = report
         self._kinds: dict[Any, int] = {}
         self.paths: dict[int, str] = {}  # id(module) -> its repository path
+        # id(module) -> the files of the packages a module imported under another name than
+        # its file's own needs (``tlz.curried.operator``): a read of it is a use of them.
+        self.parents: dict[int, tuple[str, ...]] = {}
         self._held: list[Any] = []  # the watched modules, so an id is never reused
         self.unwatched: set[str] = set()
         self.busy = False
@@ -109,8 +112,11 @@ class Watcher:
         _CHARGED.clear()
         _JUDGED.clear()
 
-    def watch(self, module: Any, path: str) -> None:
-        """Give a repository module the watched class, or note it as unwatched."""
+    def watch(self, module: Any, path: str, parents: tuple[str, ...] = ()) -> None:
+        """Give a repository module the watched class, or note it as unwatched;
+        ``parents``: the files of its name's packages, when that name is not its file's."""
+        if parents:
+            self.parents[id(module)] = parents
         if type(module) is Watched:
             self.paths[id(module)] = path
             return
@@ -141,6 +147,8 @@ class Watcher:
         try:
             if self._counts(frame):
                 self._report(path, name)
+                for parent in self.parents.get(id(module), ()):
+                    self._report(parent, "__path__")  # where the import found the module
                 _CHARGED.add((module, name))
             elif self._kinds.get(frame.f_code, THROUGH) != THROUGH:
                 _JUDGED.add(key)  # its own code decided: the same read again is the same

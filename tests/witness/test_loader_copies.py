@@ -37,6 +37,7 @@ LOADER = (
     "sys.meta_path.append(Copies())\n"
 )
 CORE = "LIMIT = 3\n\n\ndef value():\n    return 1\n"
+MIRROR = "import app\n\n__path__ = list(app.__path__)\n"
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
@@ -58,12 +59,32 @@ FILES = {
     # package's, by the parent rule).
     "tests/test_name.py": "from alias import NAME\n\n\n"
     "def test_name():\n    assert NAME == 'alias'\n",
+    # A package that borrows app's folder: ``import mirror.core`` runs app/core.py again, as
+    # a module of its own named mirror.core (a real file, unlike alias.core).
+    "mirror/__init__.py": MIRROR,
+    "app/extra.py": "EXTRA = 1\n",
+    "tests/test_mirror.py": "import mirror.core\n\n\n"
+    "def test_mirror():\n    assert mirror.core.value() == 1\n",
+    # Gets mirror.core, imported already, by a name no import statement spells: only its
+    # read of the module ties it to mirror/__init__.py.
+    "tests/test_mirror_cached.py": "import sys\n\n\n"
+    "def test_cached():\n    assert sys.modules['mirror' + '.core'].value() == 1\n",
+    "tests/test_extra.py": "from app.extra import EXTRA\n\n\n"
+    "def test_extra():\n    assert EXTRA == 1\n",
+    # Imports mirror.extra first, mirror having been imported: only that import ties it to
+    # mirror/__init__.py (app/extra.py also ran as app.extra).
+    "tests/test_mirror_fresh.py": "import importlib\n\n\n"
+    "def test_fresh():\n    importlib.import_module('mirror' + '.extra')\n",
 }
 CORE_TEST = "tests/test_core.py::test_core"
 LIMIT_TEST = "tests/test_limit.py::test_limit"
 ALIAS = "tests/test_alias.py::test_alias"
 AGAIN = "tests/test_alias_again.py::test_again"
 NAME_TEST = "tests/test_name.py::test_name"
+MIRROR_TEST = "tests/test_mirror.py::test_mirror"
+CACHED = "tests/test_mirror_cached.py::test_cached"
+FRESH = "tests/test_mirror_fresh.py::test_fresh"
+EXTRA_TEST = "tests/test_extra.py::test_extra"
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +117,8 @@ def test_a_function_change_reruns_who_ran_it_through_either_name(
 ) -> None:
     labels = labelled(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
     assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP,
-                      NAME_TEST: SKIP}
+                      NAME_TEST: SKIP, MIRROR_TEST: IMPACTED, CACHED: IMPACTED, FRESH: SKIP,
+                      EXTRA_TEST: SKIP}
 
 
 def test_the_packages_own_readers_still_rerun(recorded: tuple[GitRepo, str]) -> None:
@@ -104,3 +126,16 @@ def test_the_packages_own_readers_still_rerun(recorded: tuple[GitRepo, str]) -> 
     labels = labelled(recorded, "name", {"alias/__init__.py": edited})
     assert labels[NAME_TEST] == IMPACTED
     assert labels[CORE_TEST] == labels[LIMIT_TEST] == SKIP
+
+
+def test_a_package_that_borrows_a_folder_reruns_its_users_not_the_folders(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """app/core.py ran as app.core and as mirror.core. Its file's node once took whichever
+    name came last, and with it mirror's package: test_core and test_limit, which never
+    imported mirror, reran for every change to mirror/__init__.py. Now the copy's package
+    belongs to its import and to each read of the copy: whoever got mirror.core from
+    ``sys.modules`` or imported mirror.extra by a computed name reruns too."""
+    labels = labelled(recorded, "mirror", {"mirror/__init__.py": MIRROR + "app.mirrored = True\n"})
+    assert labels[MIRROR_TEST] == labels[CACHED] == labels[FRESH] == IMPACTED
+    assert labels[CORE_TEST] == labels[LIMIT_TEST] == labels[ALIAS] == labels[EXTRA_TEST] == SKIP
