@@ -23,7 +23,8 @@ def _isolated_env(
     templates = tmp_path_factory.mktemp("git-templates")
     real_home = os.environ.get("HOME")
     for name in list(os.environ):
-        if name.startswith("GIT_") or name in DEFAULT_AGENT_ENV or name.startswith("PRE_COMMIT"):
+        # PYTEST_XDIST_*: under ``pytest -n`` a child pytest would take itself for a worker.
+        if name.startswith(("GIT_", "PRE_COMMIT", "PYTEST_XDIST")) or name in DEFAULT_AGENT_ENV:
             monkeypatch.delenv(name, raising=False)
     for name in ("VIRTUAL_ENV", "NO_COLOR", "AGENTGATE_DEBUG"):
         monkeypatch.delenv(name, raising=False)

@@ -141,10 +141,12 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     parents = _alias_parents(rec)
     for ctx in parents.keys() & contexts.keys():
         # Importing ``mirror.core`` first imports ``mirror``, inside it: that import is the
-        # importer's (``import_parents``), not part of app/core.py's own node.
+        # importer's (``import_parents``), not part of app/core.py's own node. A package
+        # outside the repository stays where it was (what its import ran is see-through).
         packages = _parents(rec.import_names[ctx])[:-1]
-        contexts[ctx]["imports"] = [c for c in contexts[ctx]["imports"]
-                                    if rec.import_names.get(c) not in packages]
+        contexts[ctx]["imports"] = [
+            c for c in contexts[ctx]["imports"] if rec.import_names.get(c) not in packages
+            or rec.import_files.get(c) not in parents[ctx]]
     return {
         "version": RAW_VERSION,
         "python": sys.version.split()[0],

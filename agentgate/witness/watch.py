@@ -115,21 +115,19 @@ class Watcher:
     def watch(self, module: Any, path: str, parents: tuple[str, ...] = ()) -> None:
         """Give a repository module the watched class, or note it as unwatched;
         ``parents``: the files of its name's packages, when that name is not its file's."""
+        if type(module) is not Watched:
+            if type(module) is not types.ModuleType:
+                self.unwatched.add(path)
+                return
+            try:
+                module.__class__ = Watched
+            except TypeError:
+                self.unwatched.add(path)
+                return
+            self._held.append(module)
+        self.paths[id(module)] = path
         if parents:
             self.parents[id(module)] = parents
-        if type(module) is Watched:
-            self.paths[id(module)] = path
-            return
-        if type(module) is not types.ModuleType:
-            self.unwatched.add(path)
-            return
-        try:
-            module.__class__ = Watched
-        except TypeError:
-            self.unwatched.add(path)
-            return
-        self.paths[id(module)] = path
-        self._held.append(module)
 
     def still_watched(self) -> None:
         """A watched module that set a class of its own since is unwatched from then on."""

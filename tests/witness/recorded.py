@@ -39,7 +39,7 @@ def recorded_repo(
 def isolate(mp: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
     # The suite's autouse isolation is per test; a module fixture pins the same itself.
     for name in list(os.environ):
-        if name.startswith("GIT_") or name in ("VIRTUAL_ENV", "PYTEST_ADDOPTS"):
+        if name.startswith(("GIT_", "PYTEST_XDIST")) or name in ("VIRTUAL_ENV", "PYTEST_ADDOPTS"):
             mp.delenv(name)
     mp.setenv("HOME", str(factory.mktemp("home")))
     mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
