@@ -40,14 +40,12 @@ _ACTIVE: Recorder | None = None
 _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
-_ORIGINAL_THREAD_SETTRACE = threading.settrace
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
-_TRACE, _THREAD = "trace", "thread"
+_TRACE = "trace"
 _WATCHED = {
     "open": _OPEN,
     "sys.settrace": _TRACE,
-    "_thread.start_new_thread": _THREAD,
     "os.listdir": _LIST,
     "os.scandir": _LIST,
     "sqlite3.connect": _DB,
@@ -74,7 +72,6 @@ _RUNS = {"exec": 0, "compile": 1}
 _EVENTS = frozenset(_WATCHED) | frozenset(_RUNS)
 _WHY = {
     _TRACE: "replaced the trace function the witness records with",
-    _THREAD: "started a thread the witness does not trace",
     _PROCESS: "ran a subprocess",
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
@@ -213,7 +210,6 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        threading.settrace = _ORIGINAL_THREAD_SETTRACE
         if self.tracing:
             self._tracing.stop()
 
@@ -317,12 +313,9 @@ class Recorder:
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
-        if kind in (_TRACE, _THREAD) and (self.tracer is not None or not self.tracing):
-            # sys.monitoring: another tool's trace function hides nothing from it, and it
-            # sees every thread; before the tracer starts there is nothing to hide (starting
-            # it replaces any other).
-            return
-        if kind in (_TRACE, _THREAD) and self._traced_thread(kind, frame):
+        if kind == _TRACE and (self.tracer is not None or not self.tracing):
+            # sys.monitoring: another tool's trace function hides nothing from it; before
+            # the tracer starts there is nothing to hide (starting it replaces any other).
             return
         if kind == _TRACE and threading.get_ident() == self._thread:
             self._settrace(event, args, frame)
@@ -349,24 +342,6 @@ class Recorder:
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
         (self.context.listed if kind == _LIST else self.context.opened).add(rel)
-
-    def _traced_thread(self, kind: str, frame: Any) -> bool:
-        """coverage traces a new thread through ``threading.settrace``: a thread started
-        while coverage's function is still there is traced (3.11 raises no event for its
-        start), and the ``sys.settrace`` calls its bootstrap and coverage's installer make
-        there install coverage's own tracer, hiding nothing (issue 12: every test that
-        started a thread, a ``ThreadPoolExecutor``'s too, was incomplete). A thread
-        started after the test took that function away runs unseen: ``_thread_settrace``
-        marks the test (and ``_THREAD``, from 3.12, when coverage traces there)."""
-        assert self.lines is not None
-        hook = self.lines.thread_trace
-        if hook is None or getattr(threading, "_trace_hook", None) is not hook:
-            return False
-        if kind == _THREAD:
-            return True
-        # The new thread's bootstrap, then coverage's installer starting its tracer there.
-        return threading.get_ident() != self._thread and getattr(
-            getattr(frame, "f_code", None), "co_filename", None) in self.lines.installers
 
     def _settrace(self, event: str, args: tuple[Any, ...], frame: Any) -> None:
         """The audit event comes before the call, so whether a ``sys.settrace`` replaced
@@ -582,15 +557,3 @@ def _install_hooks() -> None:
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
-    threading.settrace = _thread_settrace
-
-
-def _thread_settrace(func: Any) -> None:
-    """``threading.settrace``, watched: before 3.12 no audit event shows a thread starting,
-    so a test that takes coverage's function away from new threads (``settrace(None)``)
-    would run a thread's code unseen. That test is incomplete."""
-    recorder = _ACTIVE
-    if (recorder is not None and not recorder._busy and recorder.tracing
-            and recorder.lines is not None and func is not recorder.lines.thread_trace):
-        recorder.context.flags.setdefault(_WHY[_THREAD], f"threading.settrace({func!r})"[:120])
-    _ORIGINAL_THREAD_SETTRACE(func)
