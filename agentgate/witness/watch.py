@@ -143,10 +143,15 @@ class Watcher:
             return
         self.busy = True  # what classifying reads is not the repository's doing
         try:
-            if self._counts(frame):
+            counted = self._counts(frame)
+            if counted:
                 self._report(path, name)
+            # A copy's packages (where the import found it) count for any reader but the
+            # tooling: module-level code too, which ``rebind`` follows only by name.
+            if counted or self._kinds.get(frame.f_code) == REPO_TOP:
                 for parent in self.parents.get(id(module), ()):
-                    self._report(parent, "__path__")  # where the import found the module
+                    self._report(parent, "__path__")
+            if counted:
                 _CHARGED.add((module, name))
             elif self._kinds.get(frame.f_code, THROUGH) != THROUGH:
                 _JUDGED.add(key)  # its own code decided: the same read again is the same

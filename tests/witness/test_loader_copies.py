@@ -69,6 +69,11 @@ FILES = {
     # read of the module ties it to mirror/__init__.py.
     "tests/test_mirror_cached.py": "import sys\n\n\n"
     "def test_cached():\n    assert sys.modules['mirror' + '.core'].value() == 1\n",
+    # Module-level code getting mirror.core (imported by test_mirror.py's collection) from
+    # sys.modules: only its read of the copy ties app/user.py to mirror/__init__.py.
+    "app/user.py": "import sys\n\nVALUE = sys.modules['mirror' + '.core'].value()\n",
+    "tests/test_user.py": "from app.user import VALUE\n\n\n"
+    "def test_user():\n    assert VALUE == 1\n",
     "tests/test_extra.py": "from app.extra import EXTRA\n\n\n"
     "def test_extra():\n    assert EXTRA == 1\n",
     # Imports mirror.extra first, mirror having been imported: only that import ties it to
@@ -85,6 +90,7 @@ MIRROR_TEST = "tests/test_mirror.py::test_mirror"
 CACHED = "tests/test_mirror_cached.py::test_cached"
 FRESH = "tests/test_mirror_fresh.py::test_fresh"
 EXTRA_TEST = "tests/test_extra.py::test_extra"
+USER = "tests/test_user.py::test_user"
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +124,7 @@ def test_a_function_change_reruns_who_ran_it_through_either_name(
     labels = labelled(recorded, "value", {"app/core.py": CORE.replace("return 1", "return 2")})
     assert labels == {CORE_TEST: IMPACTED, ALIAS: IMPACTED, AGAIN: IMPACTED, LIMIT_TEST: SKIP,
                       NAME_TEST: SKIP, MIRROR_TEST: IMPACTED, CACHED: IMPACTED, FRESH: SKIP,
-                      EXTRA_TEST: SKIP}
+                      EXTRA_TEST: SKIP, USER: IMPACTED}
 
 
 def test_the_packages_own_readers_still_rerun(recorded: tuple[GitRepo, str]) -> None:
@@ -135,7 +141,8 @@ def test_a_package_that_borrows_a_folder_reruns_its_users_not_the_folders(
     name came last, and with it mirror's package: test_core and test_limit, which never
     imported mirror, reran for every change to mirror/__init__.py. Now the copy's package
     belongs to its import and to each read of the copy: whoever got mirror.core from
-    ``sys.modules`` or imported mirror.extra by a computed name reruns too."""
+    ``sys.modules`` (a test, or module-level code) or imported mirror.extra by a computed
+    name reruns too."""
     labels = labelled(recorded, "mirror", {"mirror/__init__.py": MIRROR + "app.mirrored = True\n"})
-    assert labels[MIRROR_TEST] == labels[CACHED] == labels[FRESH] == IMPACTED
+    assert labels[MIRROR_TEST] == labels[CACHED] == labels[FRESH] == labels[USER] == IMPACTED
     assert labels[CORE_TEST] == labels[LIMIT_TEST] == labels[ALIAS] == labels[EXTRA_TEST] == SKIP
