@@ -86,6 +86,10 @@ def is_block(name: str) -> bool:
 # ``info`` key: the repository's modules whose attribute reads the recording could not see
 # (``watch``). Absent: a recording that did not watch reads at all (``rebind`` is not used).
 UNWATCHED = "unwatched"
+# Top-level names under which the recording saw a repository module imported: a standard
+# library name among them is the repository's (``rebind``: no standard-library alias).
+TOP_NAMES = "top_names"
+_MERGED = (UNWATCHED, TOP_NAMES)  # witnesses made of parts: the union, or none if one lacks it
 
 
 def file_key(path: str) -> str:
@@ -263,7 +267,8 @@ def build(
         collected=frozenset(raw.get("collected", ())),
         collect_errors=frozenset(raw.get("collect_errors", ())),
         info={QUIET_IMPORTS: builder.quiet,
-              **({UNWATCHED: list(raw["unwatched"])} if "unwatched" in raw else {})},
+              **({UNWATCHED: list(raw["unwatched"])} if "unwatched" in raw else {}),
+              **({TOP_NAMES: list(raw["top_names"])} if "top_names" in raw else {})},
     )
 
 
@@ -274,13 +279,27 @@ def unwatched(witness: Witness) -> frozenset[str] | None:
     return None if found is None else frozenset(found)
 
 
+def top_names(witness: Witness) -> frozenset[str] | None:
+    """The top-level names the recording saw repository modules imported under; None when
+    it did not say (an older recording)."""
+    found = witness.info.get(TOP_NAMES)
+    return None if found is None else frozenset(found)
+
+
 def merged_unwatched(*infos: dict[str, Any]) -> dict[str, Any]:
-    """``info`` for witnesses made of several: every part's unwatched modules, or no key
-    when some part did not watch reads."""
-    parts = [i.get(UNWATCHED) for i in infos]
-    if any(p is None for p in parts):
-        return {}
-    return {UNWATCHED: sorted({path for part in parts for path in part or ()})}
+    """``info`` for witnesses made of several: every part's unwatched modules and top-level
+    names, each key dropped when some part lacks it."""
+    merged: dict[str, Any] = {}
+    for key in _MERGED:
+        parts = [i.get(key) for i in infos]
+        if all(p is not None for p in parts):
+            merged[key] = sorted({item for part in parts for item in part or ()})
+    return merged
+
+
+def unmerged(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` without the keys ``merged_unwatched`` decides."""
+    return {k: v for k, v in info.items() if k not in _MERGED}
 
 
 def quiet_imports(witness: Witness) -> Callable[[str], bool]:

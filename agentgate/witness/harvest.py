@@ -61,6 +61,7 @@ class Recording(units.Traced, Protocol):
     collect_errors: set[str]
     import_files: dict[str, str | None]
     import_names: dict[str, str]
+    top_names: set[str]
     preloaded: set[str]
     startup: list[str]
     watcher: watch.Watcher
@@ -157,6 +158,9 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "unwatched": _unwatched(rec, found),
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "import_parents": parents,
+        # Also every module still imported at the end (one imported before recording).
+        "top_names": sorted(rec.top_names | {n.partition(".")[0] for found in modules.values()
+                                             for n, _pkg in found}),
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
         "preloaded_blocks": _preloaded_blocks(rec),

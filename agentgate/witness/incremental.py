@@ -57,7 +57,7 @@ class Basis:
         tests = graph.with_incompleteness(nodes, {**kept, **fresh.tests})
         quiet = set(fresh.info.get(graph.QUIET_IMPORTS, ())) & set(
             self.old.info.get(graph.QUIET_IMPORTS, ()))
-        info = {**{k: v for k, v in fresh.info.items() if k != graph.UNWATCHED},
+        info = {**graph.unmerged(fresh.info),
                 **graph.merged_unwatched(fresh.info, self.old.info),
                 graph.QUIET_IMPORTS: sorted(quiet),
                 INFO: {"from": self.old.sha, "carried": len(kept), "recorded": len(fresh.tests)}}

@@ -54,13 +54,16 @@ def compute(
     reach: Callable[[set[str]], set[str]] | None = None,
     quiet_import: Callable[[str], bool] = lambda _path: False,
     unwatched: frozenset[str] | None = None,
+    top_names: frozenset[str] | None = None,
 ) -> Patch:
     """What changed in old...new, for a witness whose units name the paths ``witnessed``;
     ``imports[module]``: the functions the recording saw run while that module was imported;
     ``reach(paths)``: the files whose code the tests and nodes that used those modules ran
     (default: every witnessed one); ``quiet_import(path)``: the recording saw no repository
     function run while that module was imported; ``unwatched``: the modules whose attribute
-    reads the recording did not see (None: it watched none, and ``rebind`` is not used)."""
+    reads the recording did not see (None: it watched none, and ``rebind`` is not used);
+    ``top_names``: the top-level names the recording saw repository modules imported under
+    (None: not recorded)."""
     changes = gitio.diff_changes(root, old, new)
     wanted = {b for c in changes for b in (c.old_blob, c.new_blob) if b and _needs_text(c)}
     keys = _config_keys(new)  # in the same batch as the blobs: no extra git process
@@ -72,7 +75,7 @@ def compute(
         _record(change, texts, changed, witnessed)
     rebound = Rebound() if unwatched is None else _rebind(
         root, old, _Changed(changes, texts, tests, changed), reach or (lambda _paths: witnessed),
-        imports or {}, quiet_import, unwatched, witnessed)
+        imports or {}, quiet_import, unwatched, witnessed, top_names)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -114,7 +117,7 @@ class _Changed:
 def _rebind(
     root: Path, old: str, diff: _Changed, reach: Callable[[set[str]], set[str]],
     imports: Mapping[str, frozenset[tuple[str, str]]], quiet_import: Callable[[str], bool],
-    unwatched: frozenset[str], witnessed: set[str],
+    unwatched: frozenset[str], witnessed: set[str], top_names: frozenset[str] | None,
 ) -> Rebound:
     """A module whose module level changed only by binding names, or a changed function
     that only computes and ran at import, impacts the tests that run code reading the names
@@ -140,7 +143,7 @@ def _rebind(
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
     outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,
                            at_import=rebind.AtImport(ran, funcs), unwatched=unwatched,
-                           known=witnessed)
+                           known=witnessed, top_names=top_names)
     for path in pairs:
         if path not in outcome.fallback:
             changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}

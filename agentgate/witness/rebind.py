@@ -171,6 +171,7 @@ def judge(
     at_import: AtImport | None = None,
     unwatched: frozenset[str] | None = None,
     known: Iterable[str] = (),
+    top_names: frozenset[str] | None = None,
 ) -> Outcome:
     """``pairs``: the modified modules whose top level changed (W's text, head's text);
     ``universe``: W's text of every module the witness saw run, for following names;
@@ -181,7 +182,8 @@ def judge(
     it saw none), judged by the module rule when their names change; ``known``: every path of
     the repository the witness names (where a class's base may come from)."""
     modules: dict[str, Module] = {}
-    shadowed = _shadowed(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
+    shadowed = _shadowed(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")},
+                         top_names)
     for path, text in universe.items():
         found = bindings.analyse(text, quiet_import=quiet_import(path), shadowed=shadowed)
         if found is not None:
@@ -639,21 +641,21 @@ class _Resolver:
         return [p for p in candidates if p in self.known]
 
 
-def _shadowed(paths: set[str]) -> frozenset[str]:
-    """Standard-library names the repository also has a top-level module of: importing one
-    may get the repository's (a flat layout's ``signal.py``), so it is no standard-library
-    alias. A module is top-level where its folder may be on ``sys.path``: the tree's top,
-    or any folder that is no package (pytest puts such folders there); a package's
-    ``operator.py`` is ``pkg.operator`` and hides nothing."""
-    packages = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "__init__.py"}
-    found: set[str] = set()
-    for path in paths:
-        folder, name = posixpath.split(path[:-3] if path.endswith(".py") else path)
-        if name == "__init__":
-            folder, name = posixpath.split(folder)
-        if name in STDLIB and (not folder or folder not in packages):
-            found.add(name)
-    return frozenset(found)
+def _shadowed(paths: set[str], top_names: frozenset[str] | None) -> frozenset[str]:
+    """Standard-library names that may get the repository's module (a flat layout's
+    ``signal.py``), so they are no standard-library alias: those the recording saw a
+    repository module imported under (``top_names``), and, where it cannot tell (an
+    older recording), any the repository has a module of, wherever (a folder the project
+    puts on ``sys.path`` itself may be a package's: a package's ``operator.py`` is no
+    evidence of itself)."""
+    if top_names is not None:
+        return top_names & STDLIB
+    return frozenset(n for p in paths for n in [posixpath.basename(_stem(p))] if n in STDLIB)
+
+
+def _stem(path: str) -> str:
+    stem = path[:-3] if path.endswith(".py") else path
+    return posixpath.dirname(stem) if posixpath.basename(stem) == "__init__" else stem
 
 
 def _dotted(path: str) -> list[str]:

@@ -101,6 +101,9 @@ class Recorder:
         self.adopted = False
         self.contexts: dict[str, Context] = {"c": Context()}
         self.import_names: dict[str, str] = {}
+        # Top-level names under which repository modules were imported (``colorsys`` for a
+        # colorsys.py at the top, ``app`` for app/core.py): evidence of what shadows what.
+        self.top_names: set[str] = set()
         self.tests: dict[str, TestRun] = {}
         self.collected: set[str] = set()
         self.collect_errors: set[str] = set()
@@ -269,6 +272,8 @@ class Recorder:
         gets the watched class (``watch``) once tracing runs."""
         file = harvest.module_file(name, module)
         path = self.rel(file)
+        if path is not None:
+            self.top_names.add(name.partition(".")[0])
         if path is not None and self.tracing and not str(file).startswith(_AGENTGATE):
             self.watcher.watch(module, path, harvest.alias_parents(self.rel, name, path))
         return path

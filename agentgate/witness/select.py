@@ -113,7 +113,7 @@ def evaluate(
     patch = compute(root, witness.sha, head, config, graph.paths(witness),
                     imports=graph.import_runs(witness), reach=impact.reach(witness),
                     quiet_import=graph.quiet_imports(witness),
-                    unwatched=graph.unwatched(witness))
+                    unwatched=graph.unwatched(witness), top_names=graph.top_names(witness))
     drift = list(patch.ambient) + _machine_drift(root, config, witness)
     if witness.env and check_env:
         drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head)

@@ -23,11 +23,11 @@ from agentgate.core.config import parse_shard
 from agentgate.core.errors import ConfigError
 from agentgate.witness.depgraph import (
     QUIET_IMPORTS,
-    UNWATCHED,
     WHOLE_SUITE,
     Node,
     Witness,
     merged_unwatched,
+    unmerged,
     with_incompleteness,
 )
 
@@ -87,7 +87,7 @@ def merge(shards: Sequence[Shard]) -> Witness:
     nodes = _merged_nodes(shards)
     whole = all(s.witness.info.get(WHOLE_SUITE) is True for s in shards)
     quiet = set.intersection(*(set(s.witness.info.get(QUIET_IMPORTS, ())) for s in shards))
-    info = {k: v for k, v in first.info.items() if k != UNWATCHED}
+    info = unmerged(first.info)
     return replace(
         first, recorded_at=min(s.witness.recorded_at for s in shards), nodes=nodes,
         info={**info, WHOLE_SUITE: whole, QUIET_IMPORTS: sorted(quiet),

@@ -192,7 +192,8 @@ FILES = {
                       "registry.add('own', len(globals()))\n"
                       "locals().update({'json_' + k: 1 for k in vars(json)})\n",
     # A package's module named like the standard library's hides nothing (``app.json``);
-    # a top-level one does (``colorsys.py``: ``import colorsys`` gets the repository's).
+    # a top-level one does (``colorsys.py``: ``import colorsys`` gets the repository's), and
+    # so does a package's whose folder the project puts on sys.path (vendored/sched.py).
     "app/json.py": "KIND = 'app'\n",
     "tests/test_pkgjson.py": "from app import json as app_json\n\n\n"
                              "def test_pkgjson():\n    assert app_json.KIND == 'app'\n",
@@ -201,6 +202,16 @@ FILES = {
                       "registry.add('shade', vars(colorsys).get('SHADE'))\n",
     "tests/test_shading.py": "import app.shading  # noqa: F401\nfrom app import registry\n\n\n"
                              "def test_shading():\n    assert registry.REGISTRY['shade'] == 3\n",
+    "vendored/__init__.py": "",
+    "vendored/sched.py": "PERIOD = 3\n",
+    "tests/conftest.py": "import os\nimport sys\n\n"
+                         "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', "
+                         "'vendored'))\n",
+    "app/scheduling.py": "import sched\n\nfrom app import registry\n\n"
+                         "registry.add('period', vars(sched).get('PERIOD'))\n",
+    "tests/test_scheduling.py": "import app.scheduling  # noqa: F401\nfrom app import registry\n"
+                                "\n\ndef test_scheduling():\n"
+                                "    assert registry.REGISTRY['period'] == 3\n",
     "app/own_listing.py": "from app import registry\nfrom app.limits import LIMIT  # noqa: F401\n\n"
                           "registry.add('own_limit', globals()['LIMIT'])\n",
     "tests/test_listing.py": "import app.listing  # noqa: F401\nfrom app import registry\n\n\n"
@@ -573,3 +584,14 @@ def test_a_top_level_module_named_like_the_standard_librarys_is_the_repositorys(
     found = plan(repo, w)
     assert "tests/test_shading.py::test_shading" in _impacted(found)
     assert "tests/test_pkgjson.py::test_pkgjson" in _skipped(found)
+
+
+def test_a_package_module_on_the_projects_own_sys_path_is_the_repositorys(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """tests/conftest.py puts the package folder vendored/ on sys.path: ``import sched``
+    gets vendored/sched.py. The recording saw it imported as ``sched``, so ``vars(sched)``
+    reads the repository's module, whatever its folder holds."""
+    repo, w = recorded
+    patch(repo, w, "period", {"vendored/sched.py": "PERIOD = 4\n"})
+    assert "tests/test_scheduling.py::test_scheduling" in _impacted(plan(repo, w))
