@@ -82,6 +82,10 @@ class Statement:
     # It may raise when run (anything but literals bound to names, a docstring, a plain
     # ``def``): an import that fails fails every test importing the module.
     raises: bool = True
+    # Attributes it sets on what an import names (``app.core.LIMIT = 4``, ``setattr(core,
+    # "LIMIT", 4)``): (the import, the attribute chain after it, ending with the name set;
+    # "" for a name it computes).
+    stores: tuple[tuple[Import, tuple[str, ...]], ...] = ()
     # Binding-only but for calls to these callables of the project (by the name it calls
     # them); None when it is not binding-only even so.
     calls: frozenset[str] | None = None
@@ -441,6 +445,8 @@ class _Scope:
         # app.limits``): they may hold a module, as the import's own name does.
         self.aliases = frozenset(imported) | _module_aliases(tree, set(imported))
         self.stored: set[str] = set()  # what the statements seen so far store through
+        self.items = {i.alias: i for s in tree.body for n in walk_now(s)
+                      if isinstance(n, ast.Import | ast.ImportFrom) for i in import_items(n)}
 
     def statement(self, stmt: ast.stmt) -> Statement:
         nodes = list(walk_now(stmt, skip=self.block_ids, lambdas=True))
@@ -463,7 +469,27 @@ class _Scope:
         given, calls = self.rules.check(lambda: self.rules.stmt(stmt))
         return Statement(digest, bound, reads, given and not calls, imports_project,
                          imports=tuple(items), raises=purity.may_raise(stmt),
-                         calls=calls if given else None, targets=self.rules.targets)
+                         calls=calls if given else None, targets=self.rules.targets,
+                         stores=self._stores(nodes))
+
+    def _stores(self, nodes: list[ast.AST]) -> tuple[tuple[Import, tuple[str, ...]], ...]:
+        """The attributes the code sets on, or through, what an import names."""
+        found: list[tuple[Import, tuple[str, ...]]] = []
+        for node in nodes:
+            chain: list[str] | None = None
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                chain = _chain(node.value)
+                chain = None if chain is None else [*chain, node.attr]
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id in ("setattr", "delattr") and node.args):
+                chain = _chain(node.args[0])
+                name = node.args[1] if len(node.args) > 1 else None
+                literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
+                chain = None if chain is None else [
+                    *chain, name.value if literal else ""]  # type: ignore[union-attr]
+            if chain and chain[0] in self.items and len(chain) > 1:
+                found.append((self.items[chain[0]], tuple(chain[1:])))
+        return tuple(found)
 
     def pure_body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """The function's body only computes its result (and calls nothing of the
@@ -475,6 +501,17 @@ class _Scope:
         """Calling the class only makes an instance (and calls nothing of the project's)."""
         given, calls = self.rules.check(lambda: self.rules.constructor(cls))
         return given and not calls
+
+
+def _chain(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` as ["a", "b", "c"]; None for anything but names and attributes."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
 
 
 def _dump(stmt: ast.stmt, block_ids: set[int]) -> str:

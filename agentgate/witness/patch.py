@@ -137,7 +137,7 @@ def _rebind(
     if not pairs and not ran:
         return Rebound()
     # Only code the module rule's tests ran can be a reader that counts (``impact``).
-    involved = pairs.keys() | ran.keys() | funcs.keys()
+    involved = pairs.keys() | ran.keys() | funcs.keys() | rebind.store_targets(pairs, witnessed)
     modules = sorted(p for p in reach(set(involved)) | involved if p.endswith(".py"))
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}

@@ -198,12 +198,16 @@ def judge(
     raising: set[str] = set()
     resolver = _Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
     analysed_pairs: list[Module | None] = []
+    stores: list[tuple[str, Statement]] = []
     for path, (old_text, new_text) in pairs.items():
         quiet = quiet_import(path)
         old = bindings.analyse(old_text, quiet_import=quiet, digests=True, shadowed=shadowed)
         # Nothing recorded the head's text: no evidence for its classes.
         new = bindings.analyse(new_text, digests=True, shadowed=shadowed)
         analysed_pairs += [old, new]
+        if old is not None and new is not None:
+            stores += [(path, s) for run in _unmatched(old.statements, new.statements)
+                       for side in run for s in side]
         delta = None if old is None or new is None or _library_class(
             path, old, new, resolver) else _delta(old, new, quiet)
         if delta is None or old is None or new is None:
@@ -217,6 +221,8 @@ def judge(
         changed_blocks[path] = _changed_blocks(old_text, new_text)
         modules[path] = old
     origin = {p: p for p in names}
+    for path, stmt in stores:
+        _stored_into(path, stmt, resolver, names, fallback, origin)
     texts = [*((p, t) for p, t in universe.items() if p not in pairs),
              *((p, t) for p, pair in pairs.items() for t in pair)]
     # What any module stores into or through (``Box.__init__ = f``): every text the witness
@@ -238,6 +244,54 @@ def judge(
                       observed=unwatched is not None, unwatched=unwatched or frozenset())
     return Outcome(rebound, frozenset(fallback),
                    {p: b for p, b in changed_blocks.items() if p not in fallback})
+
+
+def store_targets(pairs: Mapping[str, tuple[bytes, bytes]], known: Iterable[str]) -> set[str]:
+    """The modules whose names the changed statements of ``pairs`` set (``_stored_into``):
+    their readers belong among the code ``judge`` reads."""
+    resolver = _Resolver(pairs.keys() | {p for p in known if p.endswith(".py")})
+    names: dict[str, set[str]] = {}
+    fallback: set[str] = set()
+    for path, (old_text, new_text) in pairs.items():
+        old = bindings.analyse(old_text, digests=True)
+        new = bindings.analyse(new_text, digests=True)
+        if old is None or new is None:
+            continue
+        for stmt in (s for run in _unmatched(old.statements, new.statements)
+                     for side in run for s in side):
+            _stored_into(path, stmt, resolver, names, fallback, {})
+    return set(names) | fallback
+
+
+def _stored_into(path: str, stmt: Statement, resolver: _Resolver, names: dict[str, set[str]],
+                 fallback: set[str], origin: dict[str, str]) -> None:
+    """A changed statement that sets an attribute of an imported module, or of something
+    one holds (``app.core.LIMIT = 4``, ``settings.X = 1`` for ``from app.core import
+    settings``), rebinds that name in that module for everyone who reads it afterwards,
+    whichever module they import it from (a helper imported while collecting one test file
+    changes what another file's tests read). A name it computes sends the module to the
+    module rule."""
+    for item, chain in stmt.stores:
+        if item.name is None:  # ``import a.b`` binds ``a``; ``import a.b as c`` binds a.b
+            top = item.module.split(".")[0]
+            base = [top] if item.alias == top else item.module.split(".")
+        elif item.name == "*":
+            continue
+        else:
+            base = [*filter(None, item.module.split(".")), item.name]
+        full = [*base, *chain[:-1]]
+        for k in range(len(full), 0, -1):
+            found = resolver(path, Import("", ".".join(full[:k]), None, item.level))
+            if not found:
+                continue
+            name = full[k] if k < len(full) else chain[-1]
+            for target in found:
+                if not name:
+                    fallback.add(target)
+                else:
+                    names.setdefault(target, set()).add(name)
+                    origin.setdefault(target, path)
+            break
 
 
 # --- a changed function run at import: what its callers there rebind ----------------------

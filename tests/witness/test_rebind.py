@@ -202,6 +202,16 @@ FILES = {
                       "registry.add('shade', vars(colorsys).get('SHADE'))\n",
     "tests/test_shading.py": "import app.shading  # noqa: F401\nfrom app import registry\n\n\n"
                              "def test_shading():\n    assert registry.REGISTRY['shade'] == 3\n",
+    # A helper that tunes another module when imported (while test_a_tuner.py is collected):
+    # the tests of another file read what it set.
+    "app/knobs.py": "SPEED = 1\nOTHER_KNOB = 5\n",
+    "app/tuner.py": "from app import knobs\n\nknobs.SPEED = 2\n",
+    "app/retuner.py": "from app import knobs\n\nname = 'OTHER' + '_KNOB'\nsetattr(knobs, name, 5)\n",
+    "tests/test_a_tuner.py": "import app.retuner  # noqa: F401\nimport app.tuner  # noqa: F401\n\n\n"
+                             "def test_tuner():\n    pass\n",
+    "tests/test_knobs.py": "import app.knobs\n\n\n"
+                           "def test_knobs():\n    assert app.knobs.SPEED == 2\n\n\n"
+                           "def test_other_knob():\n    assert app.knobs.OTHER_KNOB == 5\n",
     "vendored/__init__.py": "",
     "vendored/sched.py": "PERIOD = 3\n",
     "tests/conftest.py": "import os\nimport sys\n\n"
@@ -595,3 +605,26 @@ def test_a_package_module_on_the_projects_own_sys_path_is_the_repositorys(
     repo, w = recorded
     patch(repo, w, "period", {"vendored/sched.py": "PERIOD = 4\n"})
     assert "tests/test_scheduling.py::test_scheduling" in _impacted(plan(repo, w))
+
+
+def test_a_module_setting_another_modules_name_reruns_its_readers(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """app/tuner.py sets app.knobs.SPEED when test_a_tuner.py's collection imports it:
+    test_knobs reads it from app.knobs (another file, never importing the tuner). The
+    tuner's users run by the module rule; the readers of SPEED run too, not OTHER_KNOB's."""
+    repo, w = recorded
+    patch(repo, w, "tune", {"app/tuner.py": "from app import knobs\n\nknobs.SPEED = 3\n"})
+    found = plan(repo, w)
+    impacted = _impacted(found)
+    assert "tests/test_knobs.py::test_knobs" in impacted
+    assert "tests/test_a_tuner.py::test_tuner" in impacted
+    labels = {d.nodeid: (d.label, d.detail) for d in found.decisions}
+    assert "tests/test_knobs.py::test_other_knob" in _skipped(found), labels[
+        "tests/test_knobs.py::test_other_knob"]
+    # A name it computes (setattr(knobs, name, 6)): every reader of app.knobs runs.
+    patch(repo, w, "retune", {"app/retuner.py": "from app import knobs\n\n"
+                              "name = 'OTHER' + '_KNOB'\nsetattr(knobs, name, 6)\n"})
+    impacted = _impacted(plan(repo, w))
+    assert {"tests/test_knobs.py::test_other_knob", "tests/test_knobs.py::test_knobs"} <= set(
+        impacted)
