@@ -83,8 +83,8 @@ class Statement:
     # ``def``): an import that fails fails every test importing the module.
     raises: bool = True
     # Attributes it sets on what an import names (``app.core.LIMIT = 4``, ``setattr(core,
-    # "LIMIT", 4)``): (the import, the attribute chain after it, ending with the name set;
-    # "" for a name it computes).
+    # "LIMIT", 4)``, ``core.TABLE["k"] = 4``): (the import, the attribute chain after it,
+    # ending with the name set; "" for a name it computes).
     stores: tuple[tuple[Import, tuple[str, ...]], ...] = ()
     # Binding-only but for calls to these callables of the project (by the name it calls
     # them); None when it is not binding-only even so.
@@ -480,6 +480,8 @@ class _Scope:
             if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 chain = _chain(node.value)
                 chain = None if chain is None else [*chain, node.attr]
+            elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                chain = _chain(node.value)  # knobs.TABLE["k"] = v changes knobs.TABLE
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                   and node.func.id in ("setattr", "delattr") and node.args):
                 chain = _chain(node.args[0])

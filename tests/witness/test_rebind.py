@@ -204,14 +204,18 @@ FILES = {
                              "def test_shading():\n    assert registry.REGISTRY['shade'] == 3\n",
     # A helper that tunes another module when imported (while test_a_tuner.py is collected):
     # the tests of another file read what it set.
-    "app/knobs.py": "SPEED = 1\nOTHER_KNOB = 5\n",
+    "app/knobs.py": "SPEED = 1\nOTHER_KNOB = 5\nTABLE = {}\n",
+    "app/filler.py": "from app import knobs\n\nknobs.TABLE['k'] = 1\n",
     "app/tuner.py": "from app import knobs\n\nknobs.SPEED = 2\n",
-    "app/retuner.py": "from app import knobs\n\nname = 'OTHER' + '_KNOB'\nsetattr(knobs, name, 5)\n",
-    "tests/test_a_tuner.py": "import app.retuner  # noqa: F401\nimport app.tuner  # noqa: F401\n\n\n"
+    "app/retuner.py": "from app import knobs\n\nname = 'OTHER' + '_KNOB'\n"
+                      "setattr(knobs, name, 5)\n",
+    "tests/test_a_tuner.py": "import app.filler  # noqa: F401\nimport app.retuner  # noqa: F401\n"
+                             "import app.tuner  # noqa: F401\n\n\n"
                              "def test_tuner():\n    pass\n",
     "tests/test_knobs.py": "import app.knobs\n\n\n"
                            "def test_knobs():\n    assert app.knobs.SPEED == 2\n\n\n"
-                           "def test_other_knob():\n    assert app.knobs.OTHER_KNOB == 5\n",
+                           "def test_other_knob():\n    assert app.knobs.OTHER_KNOB == 5\n\n\n"
+                           "def test_table():\n    assert app.knobs.TABLE == {'k': 1}\n",
     "vendored/__init__.py": "",
     "vendored/sched.py": "PERIOD = 3\n",
     "tests/conftest.py": "import os\nimport sys\n\n"
@@ -622,6 +626,12 @@ def test_a_module_setting_another_modules_name_reruns_its_readers(
     labels = {d.nodeid: (d.label, d.detail) for d in found.decisions}
     assert "tests/test_knobs.py::test_other_knob" in _skipped(found), labels[
         "tests/test_knobs.py::test_other_knob"]
+    assert "tests/test_knobs.py::test_table" in _skipped(found)
+    # An item of a name it holds: that name's readers.
+    patch(repo, w, "fill", {"app/filler.py": "from app import knobs\n\nknobs.TABLE['k'] = 2\n"})
+    found = plan(repo, w)
+    assert "tests/test_knobs.py::test_table" in _impacted(found)
+    assert "tests/test_knobs.py::test_knobs" in _skipped(found)
     # A name it computes (setattr(knobs, name, 6)): every reader of app.knobs runs.
     patch(repo, w, "retune", {"app/retuner.py": "from app import knobs\n\n"
                               "name = 'OTHER' + '_KNOB'\nsetattr(knobs, name, 6)\n"})
