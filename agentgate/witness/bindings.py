@@ -445,8 +445,12 @@ class _Scope:
         # app.limits``): they may hold a module, as the import's own name does.
         self.aliases = frozenset(imported) | _module_aliases(tree, set(imported))
         self.stored: set[str] = set()  # what the statements seen so far store through
-        self.items = {i.alias: i for s in tree.body for n in walk_now(s)
-                      if isinstance(n, ast.Import | ast.ImportFrom) for i in import_items(n)}
+        self.items: dict[str, list[Import]] = {}  # alias -> every import binding it
+        for s in tree.body:
+            for n in walk_now(s):
+                if isinstance(n, ast.Import | ast.ImportFrom):
+                    for i in import_items(n):
+                        self.items.setdefault(i.alias, []).append(i)
 
     def statement(self, stmt: ast.stmt) -> Statement:
         nodes = list(walk_now(stmt, skip=self.block_ids, lambdas=True))
@@ -465,6 +469,7 @@ class _Scope:
                 header=_digest("|".join(ast.dump(h) for h in header)) if self.digests else "",
                 members=tuple(self.statement(s) for s in stmt.body),
                 bases=tuple(b for b in map(_base_of, stmt.bases) if b is not None),
+                stores=self._stores(nodes),
             )
         given, calls = self.rules.check(lambda: self.rules.stmt(stmt))
         return Statement(digest, bound, reads, given and not calls, imports_project,
@@ -477,11 +482,9 @@ class _Scope:
         found: list[tuple[Import, tuple[str, ...]]] = []
         for node in nodes:
             chain: list[str] | None = None
-            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-                chain = _chain(node.value)
-                chain = None if chain is None else [*chain, node.attr]
-            elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-                chain = _chain(node.value)  # knobs.TABLE["k"] = v changes knobs.TABLE
+            if isinstance(node, ast.Attribute | ast.Subscript) and not isinstance(
+                    node.ctx, ast.Load):
+                chain = _stored_chain(node)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                   and node.func.id in ("setattr", "delattr") and node.args):
                 chain = _chain(node.args[0])
@@ -489,8 +492,8 @@ class _Scope:
                 literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
                 chain = None if chain is None else [
                     *chain, name.value if literal else ""]  # type: ignore[union-attr]
-            if chain and chain[0] in self.items and len(chain) > 1:
-                found.append((self.items[chain[0]], tuple(chain[1:])))
+            if chain and len(chain) > 1:
+                found += [(item, tuple(chain[1:])) for item in self.items.get(chain[0], ())]
         return tuple(found)
 
     def pure_body(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -510,6 +513,22 @@ def _chain(node: ast.AST) -> list[str] | None:
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _stored_chain(node: ast.AST) -> list[str] | None:
+    """The name chain a store target changes: ``knobs.SPEED`` for ``knobs.SPEED = v``,
+    ``knobs.TABLE`` for ``knobs.TABLE["k"] = v`` and ``knobs.TABLE["k"].x = v`` (what
+    a subscript holds is part of the name holding it); None when no name starts it."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Subscript):
+            parts = []
+        else:
+            parts.append(node.attr)
         node = node.value
     if not isinstance(node, ast.Name):
         return None

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentgate.core import config
-from agentgate.witness import depgraph, store
+from agentgate.witness import depgraph, rebind, store
 from agentgate.witness.blocks import MODULE
 from agentgate.witness.patch import compute
 from agentgate.witness.rebind import REBOUND
@@ -638,3 +638,21 @@ def test_a_module_setting_another_modules_name_reruns_its_readers(
     impacted = _impacted(plan(repo, w))
     assert {"tests/test_knobs.py::test_other_knob", "tests/test_knobs.py::test_knobs"} <= set(
         impacted)
+
+
+@pytest.mark.parametrize("store", [
+    "knobs.TABLE['a']['b'] = 2",  # inside what a name holds, however deep
+    "knobs.TABLE['a'].x = 2",
+    "class C:\n    knobs.TABLE = 2",  # a class body runs at import too
+    "setattr(knobs, 'TABLE', 2)",
+])
+def test_the_module_a_changed_store_names_is_found(store: str) -> None:
+    """``rebind.store_targets`` on the texts alone: each store reaches app/knobs.py, also
+    when the alias may come from either of two imports (``try``/``except ImportError``)."""
+    head = ("try:\n    from app.compat import knobs\nexcept ImportError:\n"
+            "    from app import knobs\n\n")
+    known = ["app/__init__.py", "app/knobs.py", "app/compat/__init__.py",
+             "app/compat/knobs.py", "app/t.py"]
+    found = rebind.store_targets({"app/t.py": (head.encode(), (head + store + "\n").encode())},
+                                 known)
+    assert {"app/knobs.py", "app/compat/knobs.py"} <= found
