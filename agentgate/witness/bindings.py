@@ -489,9 +489,9 @@ class _Scope:
                   and node.func.id in ("setattr", "delattr") and node.args):
                 chain = _chain(node.args[0])
                 name = node.args[1] if len(node.args) > 1 else None
-                literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
-                chain = None if chain is None else [
-                    *chain, name.value if literal else ""]  # type: ignore[union-attr]
+                attr = name.value if isinstance(name, ast.Constant) and isinstance(
+                    name.value, str) else ""  # "": a name it computes
+                chain = None if chain is None else [*chain, attr]
             if chain and len(chain) > 1:
                 found += [(item, tuple(chain[1:])) for item in self.items.get(chain[0], ())]
         return tuple(found)

@@ -286,7 +286,7 @@ def top_names(witness: Witness) -> frozenset[str] | None:
     return None if found is None else frozenset(found)
 
 
-def merged_unwatched(*infos: dict[str, Any]) -> dict[str, Any]:
+def merged_evidence(*infos: dict[str, Any]) -> dict[str, Any]:
     """``info`` for witnesses made of several: every part's unwatched modules and top-level
     names, each key dropped when some part lacks it."""
     merged: dict[str, Any] = {}
@@ -298,7 +298,7 @@ def merged_unwatched(*infos: dict[str, Any]) -> dict[str, Any]:
 
 
 def unmerged(info: dict[str, Any]) -> dict[str, Any]:
-    """``info`` without the keys ``merged_unwatched`` decides."""
+    """``info`` without the keys ``merged_evidence`` decides."""
     return {k: v for k, v in info.items() if k not in _MERGED}
 
 

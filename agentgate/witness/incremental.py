@@ -58,7 +58,7 @@ class Basis:
         quiet = set(fresh.info.get(graph.QUIET_IMPORTS, ())) & set(
             self.old.info.get(graph.QUIET_IMPORTS, ()))
         info = {**graph.unmerged(fresh.info),
-                **graph.merged_unwatched(fresh.info, self.old.info),
+                **graph.merged_evidence(fresh.info, self.old.info),
                 graph.QUIET_IMPORTS: sorted(quiet),
                 INFO: {"from": self.old.sha, "carried": len(kept), "recorded": len(fresh.tests)}}
         return replace(fresh, nodes=nodes, tests=tests, info=info)

@@ -206,8 +206,7 @@ def judge(
         new = bindings.analyse(new_text, digests=True, shadowed=shadowed)
         analysed_pairs += [old, new]
         if old is not None and new is not None:
-            stores += [(path, s) for run in _unmatched(old.statements, new.statements)
-                       for side in run for s in side]
+            stores += [(path, s) for s in _differing(old, new)]
         delta = None if old is None or new is None or _library_class(
             path, old, new, resolver) else _delta(old, new, quiet)
         if delta is None or old is None or new is None:
@@ -255,12 +254,16 @@ def store_targets(pairs: Mapping[str, tuple[bytes, bytes]], known: Iterable[str]
     for path, (old_text, new_text) in pairs.items():
         old = bindings.analyse(old_text, digests=True)
         new = bindings.analyse(new_text, digests=True)
-        if old is None or new is None:
-            continue
-        for stmt in (s for run in _unmatched(old.statements, new.statements)
-                     for side in run for s in side):
-            _stored_into(path, stmt, resolver, names, fallback, {})
+        if old is not None and new is not None:
+            for stmt in _differing(old, new):
+                _stored_into(path, stmt, resolver, names, fallback, {})
     return set(names) | fallback
+
+
+def _differing(old: Module, new: Module) -> list[Statement]:
+    """The top-level statements of either text that the other lacks (``_unmatched``)."""
+    return [s for run in _unmatched(old.statements, new.statements) for side in run
+            for s in side]
 
 
 def _stored_into(path: str, stmt: Statement, resolver: _Resolver, names: dict[str, set[str]],
@@ -704,12 +707,7 @@ def _shadowed(paths: set[str], top_names: frozenset[str] | None) -> frozenset[st
     evidence of itself)."""
     if top_names is not None:
         return top_names & STDLIB
-    return frozenset(n for p in paths for n in [posixpath.basename(_stem(p))] if n in STDLIB)
-
-
-def _stem(path: str) -> str:
-    stem = path[:-3] if path.endswith(".py") else path
-    return posixpath.dirname(stem) if posixpath.basename(stem) == "__init__" else stem
+    return frozenset(n for p in paths for n in _dotted(p)[-1:] if n in STDLIB)
 
 
 def _dotted(path: str) -> list[str]:

@@ -26,7 +26,7 @@ from agentgate.witness.depgraph import (
     WHOLE_SUITE,
     Node,
     Witness,
-    merged_unwatched,
+    merged_evidence,
     unmerged,
     with_incompleteness,
 )
@@ -91,7 +91,7 @@ def merge(shards: Sequence[Shard]) -> Witness:
     return replace(
         first, recorded_at=min(s.witness.recorded_at for s in shards), nodes=nodes,
         info={**info, WHOLE_SUITE: whole, QUIET_IMPORTS: sorted(quiet),
-              **merged_unwatched(*(s.witness.info for s in shards))},
+              **merged_evidence(*(s.witness.info for s in shards))},
         # A node one shard flagged taints every test that reaches it, whichever shard ran it.
         tests=with_incompleteness(nodes, tests),
         collected=frozenset().union(*(s.witness.collected for s in shards)),

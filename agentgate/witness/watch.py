@@ -144,17 +144,17 @@ class Watcher:
         self.busy = True  # what classifying reads is not the repository's doing
         try:
             counted = self._counts(frame)
+            kind = self._kinds.get(frame.f_code, THROUGH)
             if counted:
                 self._report(path, name)
+                _CHARGED.add((module, name))
+            elif kind != THROUGH:
+                _JUDGED.add(key)  # its own code decided: the same read again is the same
             # A copy's packages (where the import found it) count for any reader but the
             # tooling: module-level code too, which ``rebind`` follows only by name.
-            if counted or self._kinds.get(frame.f_code) == REPO_TOP:
+            if counted or kind == REPO_TOP:
                 for parent in self.parents.get(id(module), ()):
                     self._report(parent, "__path__")
-            if counted:
-                _CHARGED.add((module, name))
-            elif self._kinds.get(frame.f_code, THROUGH) != THROUGH:
-                _JUDGED.add(key)  # its own code decided: the same read again is the same
         finally:
             self.busy = False
 

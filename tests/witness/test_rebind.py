@@ -511,8 +511,8 @@ def test_a_witness_made_of_parts_watched_reads_only_if_every_part_did() -> None:
     """Shards merged, or tests carried from an older witness (incremental): one part that
     did not watch reads makes the whole a witness that did not."""
     key = depgraph.UNWATCHED
-    assert depgraph.merged_unwatched({key: ["a.py"]}, {key: ["b.py"]}) == {key: ["a.py", "b.py"]}
-    assert depgraph.merged_unwatched({key: ["a.py"]}, {}) == {}
+    assert depgraph.merged_evidence({key: ["a.py"]}, {key: ["b.py"]}) == {key: ["a.py", "b.py"]}
+    assert depgraph.merged_evidence({key: ["a.py"]}, {}) == {}
 
 
 def test_a_doctest_runs_when_its_module_changes(recorded: tuple[GitRepo, str]) -> None:
@@ -656,3 +656,24 @@ def test_the_module_a_changed_store_names_is_found(store: str) -> None:
     found = rebind.store_targets({"app/t.py": (head.encode(), (head + store + "\n").encode())},
                                  known)
     assert {"app/knobs.py", "app/compat/knobs.py"} <= found
+
+
+def test_a_witness_without_top_names_takes_any_stdlib_named_module_for_the_repositorys(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """A recording from before top-level names were kept cannot say which standard-library
+    names got the repository's module: vendored/sched.py counts as ``sched`` wherever it
+    lies. With the evidence, what the recording saw decides."""
+    repo, w = recorded
+    patch(repo, w, "period-older", {"vendored/sched.py": "PERIOD = 4\n"})
+    witness = store.Store.for_repo(repo.path).load(w)
+    assert witness is not None
+    seen = depgraph.top_names(witness)
+    assert seen is not None and "sched" in seen
+    settings, paths = config.load(repo.path), depgraph.paths(witness)
+    unwatched = depgraph.unwatched(witness)
+    older = compute(repo.path, w, "HEAD", settings, paths, unwatched=unwatched, top_names=None)
+    assert MODULE in older.changed.get("app/scheduling.py", set())
+    blind = compute(repo.path, w, "HEAD", settings, paths, unwatched=unwatched,
+                    top_names=frozenset())
+    assert "app/scheduling.py" not in blind.changed
