@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from typing import Any
 
 Lines = dict[str, set[int]]  # coverage's file name -> line numbers
@@ -54,9 +55,18 @@ class LineTracer:
         self.by_context: dict[str, Lines] | None = None
         self.label = ""
         self._live: Lines | None = None
+        # What coverage has every new thread install (``threading.settrace``): a thread
+        # started while it is there is traced like the main one. The files whose code
+        # installs it in the new thread (threading's bootstrap, coverage's collector).
+        self.thread_trace: Any = None
+        self.installers: frozenset[str] = frozenset()
 
     def start(self, label: str) -> None:
         self.cov.start()
+        self.thread_trace = getattr(threading, "_trace_hook", None)
+        installer = getattr(getattr(self.thread_trace, "__func__", None), "__code__", None)
+        self.installers = frozenset(
+            f for f in (threading.__file__, getattr(installer, "co_filename", None)) if f)
         core = getattr(self.cov, "_core", None)
         if core is not None and not getattr(core, "supports_dynamic_contexts", True):
             self.cov.stop()

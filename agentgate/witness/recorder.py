@@ -40,12 +40,14 @@ _ACTIVE: Recorder | None = None
 _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
+_ORIGINAL_THREAD_SETTRACE = threading.settrace
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
-_TRACE = "trace"
+_TRACE, _THREAD = "trace", "thread"
 _WATCHED = {
     "open": _OPEN,
     "sys.settrace": _TRACE,
+    "_thread.start_new_thread": _THREAD,
     "os.listdir": _LIST,
     "os.scandir": _LIST,
     "sqlite3.connect": _DB,
@@ -72,6 +74,7 @@ _RUNS = {"exec": 0, "compile": 1}
 _EVENTS = frozenset(_WATCHED) | frozenset(_RUNS)
 _WHY = {
     _TRACE: "replaced the trace function the witness records with",
+    _THREAD: "started a thread the witness does not trace",
     _PROCESS: "ran a subprocess",
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
@@ -110,7 +113,14 @@ class Recorder:
         self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, recorded label)
         self.import_files: dict[str, str | None] = {}
         self._imports = 0
-        self._busy = False
+        # Per thread (``_busy``): the recorder's own work in one thread must not hide what
+        # another thread does meanwhile (a worker reading data files while the main thread
+        # switches contexts).
+        self._local = threading.local()
+        # The tracer's label (``_switch``) and how many imports other threads are in
+        # (``thread_import``): while there are any, the label is "c".
+        self._label_lock = threading.Lock()
+        self._pinned = 0
         self._current = "c"
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
@@ -135,6 +145,16 @@ class Recorder:
         self.unusable: str | None = None  # why tracing could not start after a lazy start
         # Attribute reads of the repository's modules (``watch``), charged to the context.
         self.watcher = watch.Watcher(self._reader_kind, self._module_read)
+
+    @property
+    def _busy(self) -> bool:
+        """Whether this thread is inside the recorder's own hooks: what they do (coverage
+        starting, classifying a read) is not the repository's doing."""
+        return bool(getattr(self._local, "busy", False))
+
+    @_busy.setter
+    def _busy(self, value: bool) -> None:
+        self._local.busy = value
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -168,6 +188,11 @@ class Recorder:
     def wake(self) -> None:
         """Repository code is about to run: trace from here on (after a lazy start)."""
         if self.tracing or self.unusable:
+            return
+        if threading.get_ident() != self._thread:
+            # coverage would trace this thread and new ones, never the tests' thread.
+            self.unusable = ("--agentgate-witness: a thread started repository code before "
+                             "pytest ran any test; record without that thread")
             return
         self._busy = True  # coverage imports as it starts: not the repository's imports
         try:
@@ -213,6 +238,7 @@ class Recorder:
         bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
+        threading.settrace = _ORIGINAL_THREAD_SETTRACE
         if self.tracing:
             self._tracing.stop()
 
@@ -243,15 +269,25 @@ class Recorder:
         if not self.tracing:
             self._current = label  # the tracer starts in it (``wake``)
             return
+        with self._label_lock:
+            self._current = label
+            if not self._pinned:  # else the tracer stays in "c" (``thread_import``)
+                self._label(label)
+
+    def _label(self, label: str) -> None:
+        """The tracer's label, one for every thread; under ``_label_lock``."""
         self._busy = True
         try:
             self._tracing.switch(label)
-            self._current = label
         finally:
             self._busy = False
 
     @property
     def context(self) -> Context:
+        """Where this thread's events go: the tests' thread's context, or "c" in a thread
+        that is importing (``thread_import``)."""
+        if getattr(self._local, "importing", 0):
+            return self.contexts["c"]
         return self.contexts[self._stack[-1][0]]
 
     def begin_import(self, name: str) -> str:
@@ -266,6 +302,35 @@ class Recorder:
         self.pop(ctx)
         module = sys.modules.get(name)
         self.import_files[ctx] = self._watch(name, module)
+
+    def thread_import(self, name: str, import_: Any) -> Any:
+        """A first import in another thread than the tests' one. It cannot have a context of
+        its own: the tracer's label is one for all threads, and the tests' thread switches it
+        as tests, fixtures and its own imports begin and end. So while any thread imports,
+        the label stays "c", which every test depends on: the module's code, whatever it
+        called, and whatever every other thread ran meanwhile count for every test (a later
+        test using the module depends on its module code with no import context to say so),
+        and so do the files the importing thread opened. The module gets the watched class
+        like any other."""
+        local = self._local
+        with self._label_lock:
+            self._pinned += 1
+            if self._pinned == 1 and self.tracing:
+                self._label("c")
+        local.importing = getattr(local, "importing", 0) + 1
+        try:
+            return _ORIGINAL_FIND_AND_LOAD(name, import_)
+        finally:
+            local.importing -= 1
+            with self._label_lock:
+                self._pinned -= 1
+                if not self._pinned and self.tracing:
+                    self._label(self._current)
+            self._busy = True
+            try:
+                self._watch(name, sys.modules.get(name))
+            finally:
+                self._busy = False
 
     def _watch(self, name: str, module: Any) -> str | None:
         """The repository path of an imported module (None: not the repository's), which
@@ -318,9 +383,12 @@ class Recorder:
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
         outside = self._stack[-1][0] == "c"
-        if kind == _TRACE and (self.tracer is not None or not self.tracing):
-            # sys.monitoring: another tool's trace function hides nothing from it; before
-            # the tracer starts there is nothing to hide (starting it replaces any other).
+        if kind in (_TRACE, _THREAD) and (self.tracer is not None or not self.tracing):
+            # sys.monitoring: another tool's trace function hides nothing from it, and it
+            # sees every thread; before the tracer starts there is nothing to hide (starting
+            # it replaces any other).
+            return
+        if kind in (_TRACE, _THREAD) and self._traced_thread(kind, frame):
             return
         if kind == _TRACE and threading.get_ident() == self._thread:
             self._settrace(event, args, frame)
@@ -347,6 +415,24 @@ class Recorder:
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
         (self.context.listed if kind == _LIST else self.context.opened).add(rel)
+
+    def _traced_thread(self, kind: str, frame: Any) -> bool:
+        """coverage traces a new thread through ``threading.settrace``: a thread started
+        while coverage's function is still there is traced (3.11 raises no event for its
+        start), and the ``sys.settrace`` calls its bootstrap and coverage's installer make
+        there install coverage's own tracer, hiding nothing (issue 12: every test that
+        started a thread, a ``ThreadPoolExecutor``'s too, was incomplete). A thread
+        started after the test took that function away runs unseen: ``_thread_settrace``
+        marks the test (and ``_THREAD``, from 3.12, when coverage traces there)."""
+        assert self.lines is not None
+        hook = self.lines.thread_trace
+        if hook is None or getattr(threading, "_trace_hook", None) is not hook:
+            return False
+        if kind == _THREAD:
+            return True
+        # The new thread's bootstrap, then coverage's installer starting its tracer there.
+        return threading.get_ident() != self._thread and getattr(
+            getattr(frame, "f_code", None), "co_filename", None) in self.lines.installers
 
     def _settrace(self, event: str, args: tuple[Any, ...], frame: Any) -> None:
         """The audit event comes before the call, so whether a ``sys.settrace`` replaced
@@ -523,6 +609,8 @@ def _find_and_load(name: str, import_: Any) -> Any:
     recorder = _ACTIVE
     if recorder is None or recorder._busy:
         return _ORIGINAL_FIND_AND_LOAD(name, import_)
+    if threading.get_ident() != recorder._thread:
+        return recorder.thread_import(name, import_)
     ctx = recorder.begin_import(name)
     try:
         return _ORIGINAL_FIND_AND_LOAD(name, import_)
@@ -562,3 +650,15 @@ def _install_hooks() -> None:
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
+    threading.settrace = _thread_settrace
+
+
+def _thread_settrace(func: Any) -> None:
+    """``threading.settrace``, watched: before 3.12 no audit event shows a thread starting,
+    so a test that takes coverage's function away from new threads (``settrace(None)``)
+    would run a thread's code unseen. That test is incomplete."""
+    recorder = _ACTIVE
+    if (recorder is not None and not recorder._busy and recorder.tracing
+            and recorder.lines is not None and func is not recorder.lines.thread_trace):
+        recorder.context.flags.setdefault(_WHY[_THREAD], f"threading.settrace({func!r})"[:120])
+    _ORIGINAL_THREAD_SETTRACE(func)

@@ -34,6 +34,7 @@ Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -96,7 +97,8 @@ class Watcher:
         self.parents: dict[int, tuple[str, ...]] = {}
         self._held: list[Any] = []  # the watched modules, so an id is never reused
         self.unwatched: set[str] = set()
-        self.busy = False
+        # Per thread: classifying a read in one thread must not hide another thread's reads.
+        self._local = threading.local()
 
     def start(self) -> None:
         _SINK[0] = self.read
@@ -136,12 +138,13 @@ class Watcher:
                 self.unwatched.add(self.paths[id(module)])
 
     def read(self, module: Any, name: str, frame: Any, key: Any) -> None:
-        if self.busy:
+        local = self._local
+        if getattr(local, "busy", False):
             return
         path = self.paths.get(id(module))
         if path is None:
             return
-        self.busy = True  # what classifying reads is not the repository's doing
+        local.busy = True  # what classifying reads is not the repository's doing
         try:
             counted = self._counts(frame)
             kind = self._kinds.get(frame.f_code, THROUGH)
@@ -156,7 +159,7 @@ class Watcher:
                 for parent in self.parents.get(id(module), ()):
                     self._report(parent, "__path__")
         finally:
-            self.busy = False
+            local.busy = False
 
     def _counts(self, frame: Any) -> bool:
         immediate = True
