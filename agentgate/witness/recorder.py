@@ -22,6 +22,7 @@ project's interpreter.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
 import importlib.util
@@ -31,6 +32,7 @@ import sys
 import sysconfig
 import threading
 import time
+import weakref
 from typing import Any
 
 from agentgate.witness import harvest, lines, tracer, watch
@@ -69,6 +71,11 @@ _WATCHED = {
         _CTYPES,
     ),
 }
+# Name lookups: what they return comes from the machine (hosts file, resolver), as the clock
+# does; no code of the repository answers them.
+_LOOKUPS = frozenset(
+    ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
+     "socket.gethostbyaddr", "socket.getnameinfo"))
 # Events that compile or run code, and the argument that names where it comes from.
 _RUNS = {"exec": 0, "compile": 1}
 _EVENTS = frozenset(_WATCHED) | frozenset(_RUNS)
@@ -121,6 +128,10 @@ class Recorder:
         # (``thread_import``): while there are any, the label is "c".
         self._label_lock = threading.Lock()
         self._pinned = 0
+        # Sockets this process bound, and how many processes had been started then
+        # (``_in_process``).
+        self._bound: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._spawned = 0
         self._current = "c"
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
@@ -393,6 +404,10 @@ class Recorder:
         if kind == _TRACE and threading.get_ident() == self._thread:
             self._settrace(event, args, frame)
             return
+        if kind == _PROCESS:
+            self._spawned += 1
+        elif kind == _NETWORK and self._in_process(event, args):
+            return
         if kind in _WHY:
             # Inside a test, fixture or import, whoever spawns does it for that context
             # (pytester's subprocess runs count). Outside, only the repository's own code
@@ -415,6 +430,31 @@ class Recorder:
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
         (self.context.listed if kind == _LIST else self.context.opened).add(rel)
+
+    def _in_process(self, event: str, args: tuple[Any, ...]) -> bool:
+        """Whether a socket event keeps to this process, whose threads the witness traces:
+        a name lookup, a bind, and a connect or send to an address a socket of this process
+        bound (a test's server thread on ``127.0.0.1:0``; issue 12: every such test was
+        incomplete). A socket bound before recording, or before a process was started that
+        may have inherited it, may be answered by another process: that stays incomplete,
+        as does every other address."""
+        if event in _LOOKUPS:
+            return True
+        sock = args[0] if args else None
+        if event == "socket.bind":
+            with contextlib.suppress(TypeError):
+                self._bound[sock] = self._spawned
+            return True
+        address = args[1] if len(args) > 1 else None
+        if address is None:
+            return event == "socket.sendmsg"  # to the peer connect already judged
+        try:
+            return any(
+                spawned == self._spawned and _answers(bound, sock, address)
+                for bound, spawned in list(self._bound.items())
+            )
+        except RuntimeError:  # another thread changed the registry meanwhile
+            return False
 
     def _traced_thread(self, kind: str, frame: Any) -> bool:
         """coverage traces a new thread through ``threading.settrace``: a thread started
@@ -540,6 +580,43 @@ class Recorder:
         if not path or not os.path.isfile(os.path.join(self.root, path)):
             return
         (self.collect_errors if failed else self.collected).add(path)
+
+
+def _answers(bound: Any, sock: Any, address: Any) -> bool:
+    """Whether ``bound``, a socket this process bound, is what ``sock`` reaches at
+    ``address``: open, of the same family and type, not shared with other processes
+    (``SO_REUSEPORT``), at that path (AF_UNIX) or port, on that host or on the loopback
+    where it listens on the loopback or everywhere."""
+    import socket  # the socket module is loaded: the event came from it
+
+    try:
+        if bound.fileno() == -1 or (bound.family, bound.type) != (sock.family, sock.type):
+            return False
+        reuse = getattr(socket, "SO_REUSEPORT", None)
+        if reuse is not None and bound.getsockopt(socket.SOL_SOCKET, reuse):
+            return False
+        name = bound.getsockname()
+    except (AttributeError, OSError, TypeError, ValueError):
+        return False
+    if isinstance(address, (str, bytes)):
+        return bool(address) and os.fsencode(name) == os.fsencode(address)
+    if not (isinstance(address, tuple) and isinstance(name, tuple) and len(address) >= 2):
+        return False
+    host, port, where, at = address[0], address[1], name[0], name[1]
+    if port != at or not port:
+        return False
+    return host == where or (_loopback(host) and (_loopback(where) or where in ("0.0.0.0", "::")))
+
+
+def _loopback(host: object) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return isinstance(host, str) and ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 def _reads(args: tuple[Any, ...]) -> bool:

@@ -1,0 +1,118 @@
+"""Tests that talk over sockets (issue 12: a witness narrows them where it can follow them).
+
+A test that serves from a thread of its own process and connects to it (a server on
+``127.0.0.1:0``, a Unix socket, asyncio's and http.server's usual test set-up) runs no code
+the witness cannot see: the server's code runs in a traced thread. Such a test was
+``escalate:incomplete-witness`` and ran for every patch (on boltons a quarter of the suite's
+time). Now it is narrowed like any other. Whatever another process may answer stays
+incomplete: an address no socket of the process bound, and a socket bound before a process
+was started that may have inherited it. A name lookup alone asks the machine, not code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import labelled, recorded_repo
+
+ECHO = "def reply(data):\n    return data.upper()\n\n\ndef unused():\n    return 0\n"
+SERVE = (
+    "import socket\nimport threading\n\nfrom app import echo\n\n\n"
+    "def serve(family=socket.AF_INET, where=('127.0.0.1', 0)):\n"
+    "    server = socket.socket(family, socket.SOCK_STREAM)\n"
+    "    server.bind(where)\n    server.listen()\n\n"
+    "    def run():\n        conn, _ = server.accept()\n"
+    "        with conn:\n            conn.sendall(echo.reply(conn.recv(64)))\n\n"
+    "    thread = threading.Thread(target=run, daemon=True)\n    thread.start()\n"
+    "    return server, thread\n\n\n"
+    "def ask(server, data=b'hi'):\n"
+    "    with socket.socket(server.family, socket.SOCK_STREAM) as client:\n"
+    "        client.connect(server.getsockname())\n        client.sendall(data)\n"
+    "        return client.recv(64)\n"
+)
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/echo.py": ECHO,
+    "tests/serving.py": SERVE,
+    "tests/test_tcp.py": "import socket\n\nfrom serving import serve\n\n\n"
+    "def test_tcp():\n    server, thread = serve()\n"
+    "    with socket.create_connection(('localhost', server.getsockname()[1])) as client:\n"
+    "        client.sendall(b'hi')\n        assert client.recv(64) == b'HI'\n"
+    "    thread.join()\n    server.close()\n",
+    "tests/test_unix.py": "import os\nimport socket\nimport tempfile\n\n"
+    "from serving import ask, serve\n\n\n"
+    "def test_unix():\n    where = os.path.join(tempfile.mkdtemp(), 's')\n"
+    "    server, thread = serve(socket.AF_UNIX, where)\n"
+    "    assert ask(server) == b'HI'\n    thread.join()\n    server.close()\n",
+    "tests/test_lookup.py": "import socket\n\n\n"
+    "def test_lookup():\n    assert socket.getaddrinfo('localhost', 80)\n",
+    # This process listens, but not there: another process would answer.
+    "tests/test_foreign.py": "import socket\n\n\n"
+    "def test_foreign():\n    mine = socket.socket()\n    mine.bind(('127.0.0.1', 0))\n"
+    "    mine.listen()\n    with socket.socket() as client:\n"
+    "        try:\n            client.connect(('127.0.0.1', 9))\n"
+    "        except OSError:\n            pass\n    mine.close()\n",
+    # A UDP socket of this process holds the port; a TCP listener there would be another's.
+    "tests/test_foreign_type.py": "import socket\n\n\n"
+    "def test_foreign_type():\n    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+    "    udp.bind(('127.0.0.1', 0))\n    with socket.socket() as client:\n"
+    "        try:\n            client.connect(udp.getsockname())\n"
+    "        except OSError:\n            pass\n    udp.close()\n",
+    # A port shared with SO_REUSEPORT: another process may listen on it too.
+    "tests/test_reuse.py": "import socket\nimport threading\n\n\n"
+    "def test_reuse():\n    server = socket.socket()\n"
+    "    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)\n"
+    "    server.bind(('127.0.0.1', 0))\n    server.listen()\n"
+    "    with socket.create_connection(server.getsockname()):\n        pass\n"
+    "    server.close()\n",
+    # Bound by one test, then a process started that may have inherited the listening
+    # socket: it may be the one that answers the next test.
+    "tests/test_i1_spawn.py": "import subprocess\nimport sys\n\nimport serving\n\n\n"
+    "def test_spawn():\n    serving.SHARED = serving.serve()\n"
+    "    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n",
+    "tests/test_i2_inherited.py": "import serving\n\n\n"
+    "def test_inherited():\n    server, thread = serving.SHARED\n"
+    "    assert serving.ask(server) == b'HI'\n    thread.join()\n    server.close()\n",
+    "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+}
+TCP = "tests/test_tcp.py::test_tcp"
+UNIX = "tests/test_unix.py::test_unix"
+LOOKUP = "tests/test_lookup.py::test_lookup"
+FOREIGN = "tests/test_foreign.py::test_foreign"
+INHERITED = "tests/test_i2_inherited.py::test_inherited"
+PLAIN = "tests/test_plain.py::test_plain"
+FOREIGN_TYPE = "tests/test_foreign_type.py::test_foreign_type"
+REUSE = "tests/test_reuse.py::test_reuse"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+def test_a_server_in_a_thread_of_the_test_is_followed_not_escalated(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(recorded, "reply", {"app/echo.py": ECHO.replace(".upper()", ".upper()[:64]")})
+    # The server thread ran reply for them: they rerun, as impacted, not as incomplete.
+    assert labels[TCP] == labels[UNIX] == IMPACTED
+    assert labels[LOOKUP] == labels[PLAIN] == SKIP
+    labels = labelled(recorded, "unused", {"app/echo.py": ECHO.replace("return 0", "return 1")})
+    assert labels[TCP] == labels[UNIX] == labels[LOOKUP] == SKIP
+
+
+def test_what_another_process_may_answer_stays_incomplete(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(recorded, "other", {"app/echo.py": ECHO.replace("return 0", "return 2")})
+    assert labels[FOREIGN] == ESCALATE
+    assert labels[INHERITED] == ESCALATE
+    assert labels[FOREIGN_TYPE] == ESCALATE
+    assert labels[REUSE] == ESCALATE
+    assert labels[PLAIN] == SKIP
