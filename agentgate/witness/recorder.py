@@ -43,6 +43,13 @@ _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 _ORIGINAL_THREAD_SETTRACE = threading.settrace
+# What multiprocessing's spawn and forkserver start their process with (no audit event);
+# None where there is none (not POSIX).
+_posixsubprocess: Any = sys.modules.get("_posixsubprocess")
+if _posixsubprocess is None:
+    with contextlib.suppress(ImportError):
+        _posixsubprocess = importlib.import_module("_posixsubprocess")
+_ORIGINAL_FORK_EXEC: Any = getattr(_posixsubprocess, "fork_exec", None)
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
 _TRACE, _THREAD = "trace", "thread"
@@ -250,6 +257,8 @@ class Recorder:
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         threading.settrace = _ORIGINAL_THREAD_SETTRACE
+        if _ORIGINAL_FORK_EXEC is not None:
+            _posixsubprocess.fork_exec = _ORIGINAL_FORK_EXEC
         if self.tracing:
             self._tracing.stop()
 
@@ -728,6 +737,8 @@ def _install_hooks() -> None:
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
     threading.settrace = _thread_settrace
+    if _ORIGINAL_FORK_EXEC is not None:
+        _posixsubprocess.fork_exec = _fork_exec
 
 
 def _thread_settrace(func: Any) -> None:
@@ -739,3 +750,19 @@ def _thread_settrace(func: Any) -> None:
             and recorder.lines is not None and func is not recorder.lines.thread_trace):
         recorder.context.flags.setdefault(_WHY[_THREAD], f"threading.settrace({func!r})"[:120])
     _ORIGINAL_THREAD_SETTRACE(func)
+
+
+def _fork_exec(*args: Any, **kwargs: Any) -> Any:
+    """``_posixsubprocess.fork_exec``, watched: ``subprocess.Popen`` raises an audit event
+    before it calls this, but multiprocessing's spawn and forkserver start methods call it
+    directly (``multiprocessing.util.spawnv_passfds``) and raise none, so their process
+    would run the repository's code unseen (and a forkserver would answer on a socket this
+    process bound). The context ran a subprocess."""
+    recorder = _ACTIVE
+    if recorder is not None and not recorder._busy:
+        recorder._busy = True
+        try:
+            recorder.on_event(_PROCESS, "_posixsubprocess.fork_exec", args[:1], sys._getframe(1))
+        finally:
+            recorder._busy = False
+    return _ORIGINAL_FORK_EXEC(*args, **kwargs)

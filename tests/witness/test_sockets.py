@@ -80,6 +80,15 @@ FILES = {
     "def test_inherited():\n    server, thread = serving.SHARED\n"
     "    assert serving.ask(server) == b'HI'\n    thread.join()\n    server.close()\n",
     "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+    # multiprocessing's spawn and forkserver start their process with no audit event (and
+    # the forkserver answers on a Unix socket this process bound): the child runs reply.
+    **{
+        f"tests/test_mp_{method}.py": "import multiprocessing\n\nfrom app import echo\n\n\n"
+        f"def test_mp():\n    context = multiprocessing.get_context('{method}')\n"
+        "    with context.Pool(1) as pool:\n"
+        "        assert pool.apply(echo.reply, (b'hi',)) == b'HI'\n"
+        for method in ("spawn", "forkserver")
+    },
 }
 TCP = "tests/test_tcp.py::test_tcp"
 UNIX = "tests/test_unix.py::test_unix"
@@ -115,4 +124,6 @@ def test_what_another_process_may_answer_stays_incomplete(
     assert labels[INHERITED] == ESCALATE
     assert labels[FOREIGN_TYPE] == ESCALATE
     assert labels[REUSE] == ESCALATE
+    assert labels["tests/test_mp_spawn.py::test_mp"] == ESCALATE
+    assert labels["tests/test_mp_forkserver.py::test_mp"] == ESCALATE
     assert labels[PLAIN] == SKIP
