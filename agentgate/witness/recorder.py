@@ -22,6 +22,7 @@ project's interpreter.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import hashlib
 import importlib._bootstrap as bootstrap
@@ -43,6 +44,9 @@ _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 _ORIGINAL_THREAD_SETTRACE = threading.settrace
+# A thread started without threading (which bound its own reference at its import) never
+# installs coverage's tracer, and before 3.12 raises no audit event.
+_ORIGINAL_START_THREAD = _thread.start_new_thread
 # What multiprocessing's spawn and forkserver start their process with (no audit event);
 # None where there is none (not POSIX).
 _posixsubprocess: Any = sys.modules.get("_posixsubprocess")
@@ -62,7 +66,7 @@ _WATCHED = {
     "sqlite3.connect": _DB,
     **dict.fromkeys(
         ("subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork",
-         "os.forkpty", "os.startfile", "pty.spawn"),
+         "os.forkpty", "os.startfile", "pty.spawn", "_winapi.CreateProcess"),
         _PROCESS,
     ),
     **dict.fromkeys(
@@ -257,6 +261,7 @@ class Recorder:
         bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         threading.settrace = _ORIGINAL_THREAD_SETTRACE
+        _thread.start_new_thread = _ORIGINAL_START_THREAD
         if _ORIGINAL_FORK_EXEC is not None:
             _posixsubprocess.fork_exec = _ORIGINAL_FORK_EXEC
         if self.tracing:
@@ -737,6 +742,7 @@ def _install_hooks() -> None:
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
     threading.settrace = _thread_settrace
+    _thread.start_new_thread = _start_new_thread
     if _ORIGINAL_FORK_EXEC is not None:
         _posixsubprocess.fork_exec = _fork_exec
 
@@ -750,6 +756,17 @@ def _thread_settrace(func: Any) -> None:
             and recorder.lines is not None and func is not recorder.lines.thread_trace):
         recorder.context.flags.setdefault(_WHY[_THREAD], f"threading.settrace({func!r})"[:120])
     _ORIGINAL_THREAD_SETTRACE(func)
+
+
+def _start_new_thread(*args: Any, **kwargs: Any) -> Any:
+    """``_thread.start_new_thread``, watched: ``threading`` keeps its own reference, so this
+    is a thread started without it, which coverage does not trace (``sys.monitoring``, from
+    3.12, sees it). The context started a thread the witness does not trace."""
+    recorder = _ACTIVE
+    if (recorder is not None and not recorder._busy and recorder.tracing
+            and recorder.lines is not None):
+        recorder.context.flags.setdefault(_WHY[_THREAD], "_thread.start_new_thread")
+    return _ORIGINAL_START_THREAD(*args, **kwargs)
 
 
 def _fork_exec(*args: Any, **kwargs: Any) -> Any:

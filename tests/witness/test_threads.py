@@ -48,6 +48,11 @@ FILES = {
     "    thread = threading.Thread(target=run)\n    thread.start()\n    thread.join()\n"
     "    assert out == [8]\n",
     "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+    # A thread started without threading: coverage never traces it.
+    "tests/test_raw.py": "import _thread\n\nfrom app import work\n\n\n"
+    "def test_raw():\n    out = []\n    lock = _thread.allocate_lock()\n    lock.acquire()\n\n"
+    "    def run():\n        out.append(work.double(5))\n        lock.release()\n\n"
+    "    _thread.start_new_thread(run, ())\n    lock.acquire()\n    assert out == [10]\n",
     # A worker reads data files while the tests' thread keeps the recorder busy with its own
     # reads: each thread's reads are recorded, none is dropped for the other's.
     **{f"data/d{i}.txt": f"{i}\n" for i in range(40)},
@@ -123,6 +128,7 @@ def test_a_function_run_in_a_worker_thread_reruns_only_its_test(
     # Their threads ran double unseen: they run (incomplete before 3.12, seen from 3.12 on).
     assert labels[UNTRACED] in (ESCALATE, IMPACTED)
     assert labels[OFF] in (ESCALATE, IMPACTED)
+    assert labels["tests/test_raw.py::test_raw"] in (ESCALATE, IMPACTED)
     labels = labelled(recorded, "triple", {"app/work.py": WORK.replace("3 * x", "x * 3")})
     assert labels[THREAD] == IMPACTED
     assert labels[POOL] == SKIP
