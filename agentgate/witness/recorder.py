@@ -29,6 +29,8 @@ import importlib._bootstrap as bootstrap
 import importlib.util
 import json
 import os
+import socket
+import struct
 import sys
 import sysconfig
 import threading
@@ -47,6 +49,8 @@ _ORIGINAL_THREAD_SETTRACE = threading.settrace
 # A thread started without threading (which bound its own reference at its import) never
 # installs coverage's tracer, and before 3.12 raises no audit event.
 _ORIGINAL_START_THREAD = _thread.start_new_thread
+# Who connected to a listener shows only once it accepted: no audit event.
+_ORIGINAL_ACCEPT = socket.socket.accept
 # What multiprocessing's spawn and forkserver start their process with (no audit event);
 # None where there is none (not POSIX).
 _posixsubprocess: Any = sys.modules.get("_posixsubprocess")
@@ -143,6 +147,7 @@ class Recorder:
         # (``_in_process``).
         self._bound: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._spawned = 0
+        self._clients: weakref.WeakSet[Any] = weakref.WeakSet()  # sockets that connected
         self._current = "c"
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
@@ -262,6 +267,7 @@ class Recorder:
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         threading.settrace = _ORIGINAL_THREAD_SETTRACE
         _thread.start_new_thread = _ORIGINAL_START_THREAD
+        socket.socket.accept = _ORIGINAL_ACCEPT  # type: ignore[method-assign]
         if _ORIGINAL_FORK_EXEC is not None:
             _posixsubprocess.fork_exec = _ORIGINAL_FORK_EXEC
         if self.tracing:
@@ -309,11 +315,21 @@ class Recorder:
 
     @property
     def context(self) -> Context:
-        """Where this thread's events go: the tests' thread's context, or "c" in a thread
-        that is importing (``thread_import``)."""
+        """Where this thread's events go. In the tests' thread, its innermost context. In
+        another thread, "c" while it imports (``thread_import``), else the test or fixture
+        running now: not an import the tests' thread is in, which may be a library's, whose
+        flags and reads no test would inherit."""
+        if threading.get_ident() == self._thread:
+            return self.contexts[self._stack[-1][0]]
         if getattr(self._local, "importing", 0):
             return self.contexts["c"]
-        return self.contexts[self._stack[-1][0]]
+        return self.contexts[next(c for c, _ in reversed(list(self._stack)) if c[:2] != "i:")]
+
+    def _outside(self) -> bool:
+        """Whether an event happens outside any test, fixture or import: in the tests'
+        thread, in "c" (pytest's start-up, collection). Another thread is no start-up's: a
+        thread a test left running reads and spawns for the tests that run after it."""
+        return self._stack[-1][0] == "c" and threading.get_ident() == self._thread
 
     def begin_import(self, name: str) -> str:
         self._imports += 1
@@ -395,7 +411,7 @@ class Recorder:
         """An import found no module ``name`` on ``path`` (sys.path when None): the places it
         looked are what the context depends on, so a module appearing there reruns it.
         Outside any test, only the repository's own probes count (not pytest's)."""
-        if self._stack[-1][0] == "c" and self._origin(_past_imports(frame)) != _REPO:
+        if self._outside() and self._origin(_past_imports(frame)) != _REPO:
             return
         last = name.rpartition(".")[2]
         for entry in list(sys.path if path is None else path):
@@ -407,7 +423,7 @@ class Recorder:
     # --- audit events --------------------------------------------------------------------
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
-        outside = self._stack[-1][0] == "c"
+        outside = self._outside()
         if kind in (_TRACE, _THREAD) and (self.tracer is not None or not self.tracing):
             # sys.monitoring: another tool's trace function hides nothing from it, and it
             # sees every thread; before the tracer starts there is nothing to hide (starting
@@ -455,10 +471,14 @@ class Recorder:
         if event in _LOOKUPS:
             return True
         sock = args[0] if args else None
+        if not _stream(sock):
+            return False  # a datagram socket: any process may send to it or answer
         if event == "socket.bind":
             with contextlib.suppress(TypeError):
                 self._bound[sock] = self._spawned
-            return True
+            return True  # who connects in is judged at accept (``_accepted``)
+        with contextlib.suppress(TypeError):
+            self._clients.add(sock)
         address = args[1] if len(args) > 1 else None
         if address is None:
             return event == "socket.sendmsg"  # to the peer connect already judged
@@ -469,6 +489,22 @@ class Recorder:
             )
         except RuntimeError:  # another thread changed the registry meanwhile
             return False
+
+    def _accepted(self, conn: Any, peer: Any) -> None:
+        """A connection a listener accepted: from a socket of this process (its address is
+        the peer's; for a Unix socket, the peer's process is this one), or else another
+        process's, whose code the witness cannot see (a server a test started, connecting
+        in on a fixed port)."""
+        if conn.family == getattr(socket, "AF_UNIX", None):
+            ours = _peer_pid(conn) == os.getpid()
+        else:
+            try:
+                ours = any(_same_address(c.getsockname(), peer) for c in list(self._clients))
+            except (OSError, RuntimeError):
+                ours = False
+        if not ours:
+            self.context.flags.setdefault(
+                _WHY[_NETWORK], f"socket.accept from another process {peer!r}"[:120])
 
     def _traced_thread(self, kind: str, frame: Any) -> bool:
         """coverage traces a new thread through ``threading.settrace``: a thread started
@@ -561,6 +597,10 @@ class Recorder:
         """A test that replaced coverage's trace function (a debugger, coverage run by the
         test) ran unseen from then on: the audit event marked it incomplete; the tests after
         it are traced again."""
+        hook = self.lines.thread_trace if self.lines is not None else None
+        if hook is not None and getattr(threading, "_trace_hook", None) is not hook:
+            # New threads would run unseen (the test that took it away is incomplete).
+            _ORIGINAL_THREAD_SETTRACE(hook)
         if sys.gettrace() is self._trace_fn:
             self._settraced.clear()  # every settrace of the test put the same function back
         if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
@@ -596,15 +636,24 @@ class Recorder:
         (self.collect_errors if failed else self.collected).add(path)
 
 
+def _stream(sock: Any) -> bool:
+    try:
+        return bool(sock.type == socket.SOCK_STREAM)
+    except AttributeError:
+        return False
+
+
 def _answers(bound: Any, sock: Any, address: Any) -> bool:
     """Whether ``bound``, a socket this process bound, is what ``sock`` reaches at
-    ``address``: open, of the same family and type, not shared with other processes
-    (``SO_REUSEPORT``), at that path (AF_UNIX) or port, on that host or on the loopback
-    where it listens on the loopback or everywhere."""
-    import socket  # the socket module is loaded: the event came from it
-
+    ``address``: open and listening, of the same family and type, not sharing its port
+    with other processes (``SO_REUSEPORT``; a socket that is not listening may share it
+    through ``SO_REUSEADDR``), at that absolute path (AF_UNIX) or port, on that host, or on
+    the loopback where it listens everywhere (``localhost`` for ``127.0.0.1`` and
+    ``::1``): another loopback address (127.0.0.2) may be another process's."""
     try:
         if bound.fileno() == -1 or (bound.family, bound.type) != (sock.family, sock.type):
+            return False
+        if not bound.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
             return False
         reuse = getattr(socket, "SO_REUSEPORT", None)
         if reuse is not None and bound.getsockopt(socket.SOL_SOCKET, reuse):
@@ -613,20 +662,40 @@ def _answers(bound: Any, sock: Any, address: Any) -> bool:
     except (AttributeError, OSError, TypeError, ValueError):
         return False
     if isinstance(address, (str, bytes)):
-        return bool(address) and os.fsencode(name) == os.fsencode(address)
+        path = os.fsencode(address)
+        return path[:1] in (b"/", b"\0") and os.fsencode(name) == path
     if not (isinstance(address, tuple) and isinstance(name, tuple) and len(address) >= 2):
         return False
     host, port, where, at = address[0], address[1], name[0], name[1]
     if port != at or not port:
         return False
-    return host == where or (_loopback(host) and (_loopback(where) or where in ("0.0.0.0", "::")))
+    if host == where:
+        return True
+    if host == "localhost":
+        return where in ("127.0.0.1", "::1", "0.0.0.0", "::")
+    return where in ("0.0.0.0", "::") and _loopback(host)
+
+
+def _same_address(mine: Any, peer: Any) -> bool:
+    return (isinstance(mine, tuple) and isinstance(peer, tuple) and len(mine) >= 2
+            and len(peer) >= 2 and mine[:2] == peer[:2])
+
+
+def _peer_pid(conn: Any) -> int | None:
+    """The process at the other end of a Unix socket (Linux: ``SO_PEERCRED``), or None."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        pid, _uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
+    except (OSError, struct.error):
+        return None
+    return int(pid)
 
 
 def _loopback(host: object) -> bool:
     import ipaddress
 
-    if host == "localhost":
-        return True
     try:
         return isinstance(host, str) and ipaddress.ip_address(host.split("%")[0]).is_loopback
     except ValueError:
@@ -737,12 +806,15 @@ def _install_hooks() -> None:
     global _HOOK_INSTALLED
     if not _HOOK_INSTALLED:
         sys.addaudithook(_audit)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_forked)
         _HOOK_INSTALLED = True
     bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
     bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
     threading.settrace = _thread_settrace
     _thread.start_new_thread = _start_new_thread
+    socket.socket.accept = _accept  # type: ignore[method-assign,assignment]
     if _ORIGINAL_FORK_EXEC is not None:
         _posixsubprocess.fork_exec = _fork_exec
 
@@ -756,6 +828,31 @@ def _thread_settrace(func: Any) -> None:
             and recorder.lines is not None and func is not recorder.lines.thread_trace):
         recorder.context.flags.setdefault(_WHY[_THREAD], f"threading.settrace({func!r})"[:120])
     _ORIGINAL_THREAD_SETTRACE(func)
+
+
+def _forked() -> None:
+    """In a child this process forked, record nothing: the parent marked the context that
+    forked (``os.fork``), and a lock another thread held at the fork (``_label_lock``)
+    would stay held in the child for ever."""
+    global _ACTIVE
+    recorder = _ACTIVE
+    if recorder is not None:
+        _ACTIVE = None
+        recorder.watcher.stop()
+
+
+def _accept(sock: Any) -> Any:
+    """``socket.socket.accept``, watched: a connection from another process runs code the
+    witness cannot see (``Recorder._accepted``)."""
+    conn, peer = _ORIGINAL_ACCEPT(sock)
+    recorder = _ACTIVE
+    if recorder is not None and not recorder._busy:
+        recorder._busy = True
+        try:
+            recorder._accepted(conn, peer)
+        finally:
+            recorder._busy = False
+    return conn, peer
 
 
 def _start_new_thread(*args: Any, **kwargs: Any) -> Any:

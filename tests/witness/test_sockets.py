@@ -80,6 +80,54 @@ FILES = {
     "def test_inherited():\n    server, thread = serving.SHARED\n"
     "    assert serving.ask(server) == b'HI'\n    thread.join()\n    server.close()\n",
     "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+    # Another loopback address than the one this process listens on: another process's.
+    "tests/test_alias.py": "import socket\n\n\n"
+    "def test_alias():\n    mine = socket.socket()\n    mine.bind(('127.0.0.1', 0))\n"
+    "    mine.listen()\n    with socket.socket() as client:\n        try:\n"
+    "            client.connect(('127.0.0.2', mine.getsockname()[1]))\n"
+    "        except OSError:\n            pass\n    mine.close()\n",
+    # Bound but not listening: with SO_REUSEADDR another process may listen on the port.
+    "tests/test_unlistened.py": "import socket\n\n\n"
+    "def test_unlistened():\n    mine = socket.socket()\n"
+    "    mine.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "    mine.bind(('127.0.0.1', 0))\n    with socket.socket() as client:\n        try:\n"
+    "            client.connect(mine.getsockname())\n"
+    "        except OSError:\n            pass\n    mine.close()\n",
+    # A relative Unix path names another socket from another folder.
+    "tests/test_relative.py": "import os\nimport socket\nimport tempfile\n\n\n"
+    "def test_relative():\n    here = os.getcwd()\n"
+    "    mine_dir, other_dir = tempfile.mkdtemp(), tempfile.mkdtemp()\n"
+    "    mine = socket.socket(socket.AF_UNIX)\n    try:\n        os.chdir(mine_dir)\n"
+    "        mine.bind('s')\n        mine.listen()\n        os.chdir(other_dir)\n"
+    "        with socket.socket(socket.AF_UNIX) as client:\n            try:\n"
+    "                client.connect('s')\n            except OSError:\n                pass\n"
+    "    finally:\n        os.chdir(here)\n        mine.close()\n",
+    # A helper process an earlier test started connects in, or sends a datagram, to what the
+    # later test bound: that test reads what another process's code wrote.
+    "tests/helper.py": "import socket\nimport sys\n\n"
+    "for line in sys.stdin:\n    kind, port = line.split()\n"
+    "    if kind == 'tcp':\n"
+    "        with socket.create_connection(('127.0.0.1', int(port))) as c:\n"
+    "            c.sendall(b'42')\n"
+    "    else:\n        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as c:\n"
+    "            c.sendto(b'42', ('127.0.0.1', int(port)))\n",
+    "tests/test_k1_helper.py": "import subprocess\nimport sys\nfrom pathlib import Path\n\n"
+    "import serving\n\n\n"
+    "def test_helper():\n    serving.HELPER = subprocess.Popen(\n"
+    "        [sys.executable, str(Path(__file__).with_name('helper.py'))],\n"
+    "        stdin=subprocess.PIPE, text=True)\n",
+    "tests/test_k2_accept.py": "import socket\n\nimport serving\n\n\n"
+    "def test_accept():\n    server = socket.socket()\n    server.bind(('127.0.0.1', 0))\n"
+    "    server.listen()\n"
+    "    serving.HELPER.stdin.write(f'tcp {server.getsockname()[1]}\\n')\n"
+    "    serving.HELPER.stdin.flush()\n    conn, _ = server.accept()\n"
+    "    with conn:\n        assert conn.recv(64) == b'42'\n    server.close()\n",
+    "tests/test_k3_datagram.py": "import socket\n\nimport serving\n\n\n"
+    "def test_datagram():\n    mine = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+    "    mine.bind(('127.0.0.1', 0))\n"
+    "    serving.HELPER.stdin.write(f'udp {mine.getsockname()[1]}\\n')\n"
+    "    serving.HELPER.stdin.close()\n    assert mine.recvfrom(64)[0] == b'42'\n"
+    "    serving.HELPER.wait()\n    mine.close()\n",
     # multiprocessing's spawn and forkserver start their process with no audit event (and
     # the forkserver answers on a Unix socket this process bound): the child runs reply.
     **{
@@ -125,5 +173,10 @@ def test_what_another_process_may_answer_stays_incomplete(
     assert labels[FOREIGN_TYPE] == ESCALATE
     assert labels[REUSE] == ESCALATE
     assert labels["tests/test_mp_spawn.py::test_mp"] == ESCALATE
+    assert labels["tests/test_alias.py::test_alias"] == ESCALATE
+    assert labels["tests/test_unlistened.py::test_unlistened"] == ESCALATE
+    assert labels["tests/test_relative.py::test_relative"] == ESCALATE
+    assert labels["tests/test_k2_accept.py::test_accept"] == ESCALATE
+    assert labels["tests/test_k3_datagram.py::test_datagram"] == ESCALATE
     assert labels["tests/test_mp_forkserver.py::test_mp"] == ESCALATE
     assert labels[PLAIN] == SKIP

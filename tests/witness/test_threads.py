@@ -91,7 +91,36 @@ FILES = {
     # A worker's import outlives its test: the next test's context must stay its own while
     # the import ends (a library's read of a data file there is the next test's).
     "tests/sync.py": "import threading\n\n"
-    "STARTED, GO, DONE = threading.Event(), threading.Event(), threading.Event()\n",
+    "STARTED, GO, DONE = threading.Event(), threading.Event(), threading.Event()\n"
+    "IN, OUT = threading.Event(), threading.Event()\n",
+    # A library outside the repository (``OUTSIDE``), on sys.path through the conftest.
+    # Its hook also has a pool's thread read a data file outside any test, code of the
+    # standard library alone: what a thread reads then counts for every test.
+    "tests/conftest.py": "import sys\nfrom concurrent.futures import ThreadPoolExecutor\n"
+    "from pathlib import Path\n\n"
+    "sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'outside'))\n"
+    "POOL = ThreadPoolExecutor(1)\n"
+    "BETWEEN = Path(__file__).resolve().parent.parent / 'data' / 'between.txt'\n\n\n"
+    "def pytest_collection_finish(session):\n"
+    "    assert POOL.submit(BETWEEN.read_text).result() == 'between\\n'\n",
+    "data/between.txt": "between\n",
+    # A worker starts a process while the tests' thread is inside a library's first import:
+    # the flag is the test's, not the import's (a library import's flags reach no test).
+    "tests/test_lib_import.py": "import subprocess\nimport sys\nimport threading\n\n"
+    "import sync\n\n\n"
+    "def test_lib_import():\n    def run():\n        sync.IN.wait(30)\n"
+    "        subprocess.run([sys.executable, '-c', 'pass'], check=True)\n"
+    "        sync.OUT.set()\n\n"
+    "    thread = threading.Thread(target=run)\n    thread.start()\n"
+    "    import libslow  # noqa: F401\n    thread.join()\n",
+    # One test takes coverage's function away from new threads and leaves it so (trace's
+    # runctx ends with threading.settrace(None)); a later test's thread must still be traced.
+    "tests/test_z1_hook.py": "import trace\n\n\n"
+    "def test_hook():\n    trace.Trace(count=1, trace=0).runctx('x = 1', {}, {})\n",
+    "tests/test_z2_thread.py": "import threading\n\nfrom app import work\n\n\n"
+    "def test_after_hook():\n    out = []\n"
+    "    thread = threading.Thread(target=lambda: out.append(work.triple(2)))\n"
+    "    thread.start()\n    thread.join()\n    assert out == [6]\n",
     "app/slow.py": "import sync\n\nsync.STARTED.set()\nsync.GO.wait(30)\nVALUE = 1\n",
     "data/late.txt": "late\n",
     "tests/test_s1_start.py": "import threading\n\nimport sync\n\n\n"
@@ -102,6 +131,7 @@ FILES = {
     "def test_reader():\n    sync.GO.set()\n    assert sync.DONE.wait(30)\n"
     "    with click.open_file(LATE) as f:\n        assert f.read() == 'late\\n'\n",
 }
+OUTSIDE = {"libslow.py": "import sync\n\nsync.IN.set()\nassert sync.OUT.wait(30)\n"}
 HELPER = FILES["app/helper.py"]
 READER = "tests/test_s2_reader.py::test_reader"
 LATER = "tests/test_later.py::test_later"
@@ -116,7 +146,7 @@ OFF = "tests/test_thread_off.py::test_thread_off"
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
-    yield from recorded_repo(tmp_path_factory, FILES)
+    yield from recorded_repo(tmp_path_factory, FILES, OUTSIDE)
 
 
 def test_a_function_run_in_a_worker_thread_reruns_only_its_test(
@@ -129,8 +159,10 @@ def test_a_function_run_in_a_worker_thread_reruns_only_its_test(
     assert labels[UNTRACED] in (ESCALATE, IMPACTED)
     assert labels[OFF] in (ESCALATE, IMPACTED)
     assert labels["tests/test_raw.py::test_raw"] in (ESCALATE, IMPACTED)
+    assert labels["tests/test_lib_import.py::test_lib_import"] == ESCALATE
     labels = labelled(recorded, "triple", {"app/work.py": WORK.replace("3 * x", "x * 3")})
     assert labels[THREAD] == IMPACTED
+    assert labels["tests/test_z2_thread.py::test_after_hook"] == IMPACTED
     assert labels[POOL] == SKIP
 
 
@@ -178,3 +210,10 @@ def test_an_import_in_a_thread_that_outlives_its_test_leaves_the_next_tests_cont
     labels = labelled(recorded, "late", {"data/late.txt": "later\n"})
     assert labels[READER] == IMPACTED  # click read it, in test_reader's context
     assert labels[PLAIN] == labels[POOL] == SKIP
+
+
+def test_what_another_thread_reads_outside_any_test_counts_for_every_test(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(recorded, "between", {"data/between.txt": "changed\n"})
+    assert labels[PLAIN] == labels[POOL] == IMPACTED
