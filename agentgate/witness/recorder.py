@@ -420,6 +420,35 @@ class Recorder:
                 if stem not in (None, "."):
                     self.context.missing.add(stem)
 
+    def passed_over(self, name: str, spec: Any, frame: Any) -> None:
+        """A top-level import found after the search tried the ``sys.path`` entries before
+        the one it came from: a module of that name in one of those that are the
+        repository's would now win (a patch adding ``tests/colorsys.py`` changes every later
+        ``import colorsys``, ``tests/app.py`` every later ``import app``).
+        They count like a failed import's places (``missed``). A namespace package is found
+        only where no entry has a module of that name: every entry counts. A built-in or
+        frozen module is found before ``sys.path`` is searched."""
+        if self._outside() and self._origin(_past_imports(frame)) != _REPO:
+            return
+        origin = getattr(spec, "origin", None) if getattr(spec, "has_location", False) else None
+        portions = getattr(spec, "submodule_search_locations", None)
+        if origin is None and portions is None:
+            return  # built-in, frozen, or a loader's own: sys.path played no part
+        found = None
+        if isinstance(origin, str):
+            found = os.path.dirname(os.path.abspath(origin))
+            if portions is not None:  # a package: found at its folder's parent
+                found = os.path.dirname(found)
+        for entry in list(sys.path):
+            if not isinstance(entry, str):
+                continue
+            full = os.path.abspath(entry or ".")
+            if found is not None and full in (found, os.path.realpath(found)):
+                break
+            stem = self.rel(os.path.join(full, name))
+            if stem not in (None, "."):
+                self.context.missing.add(stem)
+
     # --- audit events --------------------------------------------------------------------
 
     def on_event(self, kind: str, event: str, args: tuple[Any, ...], frame: Any) -> None:
@@ -789,8 +818,16 @@ def _find_spec(name: str, path: Any, target: Any = None) -> Any:
             recorder.missed(name, path, sys._getframe(1))
         finally:
             recorder._busy = False
-    elif not recorder.tracing and recorder.holds(spec):
-        recorder.wake()  # before the module's code runs
+    else:
+        if not recorder.tracing and recorder.holds(spec):
+            recorder.wake()  # before the module's code runs
+        if path is not None:
+            return spec
+        recorder._busy = True
+        try:
+            recorder.passed_over(name, spec, sys._getframe(1))
+        finally:
+            recorder._busy = False
     return spec
 
 
