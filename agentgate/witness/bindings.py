@@ -288,10 +288,16 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
     namespace = {id(n.func) for n in nodes if isinstance(n, ast.Call) and not n.args
                  and not n.keywords and isinstance(n.func, ast.Name)
                  and n.func.id in _OWN_NAMESPACE}
+    # ``exec``/``eval`` of text in the code's own globals: what the text reads by name is
+    # that namespace (unseen, as by ``globals()``); what it reads of a module object goes
+    # through the module's attribute lookup, which a recording sees.
+    evaluated = {id(n.func) for n in nodes if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Name) and n.func.id in ("exec", "eval")
+                 and _own_globals(n, namespace)}
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.add(node.id)
-            if id(node) in namespace:
+            if id(node) in namespace or id(node) in evaluated:
                 own_namespace = True
             else:
                 opaque = opaque or node.id in _OPAQUE_CALLS  # also passed on, not called
@@ -311,7 +317,8 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
                 literal, computed, on_module, receiver = access
                 loose = loose or (computed and not _outside(receiver, foreign))
                 called = _called(node)
-                opaque = opaque or called in _OPAQUE_CALLS or (called == "vars" and not node.args)
+                opaque = opaque or (called in _OPAQUE_CALLS and id(node.func) not in evaluated) or (
+                    called == "vars" and not node.args)
                 attrs |= literal
                 module_attrs |= literal if on_module else set()
                 dynamic = dynamic or computed
@@ -386,6 +393,18 @@ def _outside(receiver: ast.AST | None, foreign: Collection[str]) -> bool:
     that only ever names a standard-library module (``vars(operator)``)."""
     return isinstance(receiver, _LITERALS) or (
         isinstance(receiver, ast.Name) and receiver.id in foreign)
+
+
+def _own_globals(call: ast.Call, namespace: set[int]) -> bool:
+    """Whether an ``exec``/``eval`` call runs its text in the caller's own globals: none
+    given, or a bare ``globals()`` (``exec(text, globals(), scratch)``)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return False  # *args, **kwargs: any globals
+    given = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "globals"), None)
+    return given is None or (isinstance(given, ast.Call) and id(given.func) in namespace
+                             and isinstance(given.func, ast.Name) and given.func.id == "globals")
 
 
 def _named_access(

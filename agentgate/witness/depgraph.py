@@ -89,7 +89,10 @@ UNWATCHED = "unwatched"
 # Top-level names under which the recording saw a repository module imported: a standard
 # library name among them is the repository's (``rebind``: no standard-library alias).
 TOP_NAMES = "top_names"
-_MERGED = (UNWATCHED, TOP_NAMES)  # witnesses made of parts: the union, or none if one lacks it
+# Present when the recording also watched what evaluated text (``eval``, ``exec``) reads of
+# modules: before, it took that text for module-level code and saw none of it.
+EVAL_READS = "eval_reads"
+_MERGED = (UNWATCHED, TOP_NAMES, EVAL_READS)  # parts: the union, or none if one lacks it
 
 
 def file_key(path: str) -> str:
@@ -268,15 +271,17 @@ def build(
         collect_errors=frozenset(raw.get("collect_errors", ())),
         info={QUIET_IMPORTS: builder.quiet,
               **({UNWATCHED: list(raw["unwatched"])} if "unwatched" in raw else {}),
-              **({TOP_NAMES: list(raw["top_names"])} if "top_names" in raw else {})},
+              **({TOP_NAMES: list(raw["top_names"])} if "top_names" in raw else {}),
+              **({EVAL_READS: []} if "eval_reads" in raw else {})},
     )
 
 
 def unwatched(witness: Witness) -> frozenset[str] | None:
     """The modules whose attribute reads the recording did not see; None when it watched
-    none (an older recording)."""
+    none, or did not watch evaluated text's (an older recording: ``rebind`` now trusts
+    ``eval``/``exec`` in a module's own globals to have been seen)."""
     found = witness.info.get(UNWATCHED)
-    return None if found is None else frozenset(found)
+    return None if found is None or EVAL_READS not in witness.info else frozenset(found)
 
 
 def top_names(witness: Witness) -> frozenset[str] | None:

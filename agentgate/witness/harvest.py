@@ -156,6 +156,9 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "contexts": contexts,
         "startup": [c for c in rec.startup if c in contexts],
         "unwatched": _unwatched(rec, found),
+        # Reads made by evaluated text (``eval``, ``exec``) were watched too: without this,
+        # an older recording's ``unwatched`` is not to be trusted (``depgraph.unwatched``).
+        "eval_reads": [],
         "import_files": {k: v for k, v in rec.import_files.items() if v},
         "import_parents": parents,
         # Also every module still imported at the end (one imported before recording).

@@ -391,6 +391,10 @@ class Recorder:
             return watch.COUNT  # a doctest's examples are the test's own code
         if name.startswith(("<frozen ", _AGENTGATE)):
             return watch.SKIP  # the import system (import statements), agentgate
+        if name.startswith("<"):
+            # Evaluated text (``eval``, ``exec``, dataclasses' generated methods): whoever
+            # ran it decides. ``rel`` would take ``<string>`` for a file of the repository.
+            return watch.THROUGH
         installed = "-packages" in name  # also inside the tree (a .venv)
         if not installed and self.rel(name) is not None:
             # The repository's, even where it is pluggy itself (pytest runs the repository's

@@ -6,6 +6,7 @@ the tests that read nothing changed and are skipped.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -90,6 +91,18 @@ FILES = {
     "tests/test_evaluated.py": "import app.limits  # noqa: F401\n\n\n"
                                "def test_evaluated():\n"
                                "    assert eval('app.limits.' + 'LIMIT') == 3\n",
+    # Text evaluated in the test module's own globals: what it reads of a module object is
+    # seen as it happens; what it reads by name is the module's own namespace.
+    "tests/test_fromtext.py": "import app.limits  # noqa: F401\n\n\n"
+                          "def make():\n    scratch = {}\n"
+                          "    exec('def f(x):\\n    return x', globals(), scratch)\n"
+                          "    return scratch['f']\n\n\n"
+                          "def test_made():\n    assert make()(2) == 2\n",
+    "tests/test_evalname.py": "from app.limits import LIMIT  # noqa: F401\n\n\n"
+                              "def test_evalname():\n    assert eval('LIM' + 'IT') == 3\n",
+    "tests/test_elsewhere.py": "import app.limits\n\n\n"
+                               "def test_elsewhere():\n"
+                               "    assert eval('LIMIT', dict(vars(app.limits))) == 3\n",
     # A class of a library's base (``OUTSIDE``): making it hands it to the library.
     "app/items.py": "from reglib import Model\n\n\nclass Item(Model):\n    size = 1\n",
     "tests/test_items.py": "import sys\nfrom pathlib import Path\n\n"
@@ -338,7 +351,12 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     # a read once per test, not once per recording).
     assert "LIMIT read at run time" in impacted["tests/test_handed.py::test_handed_again"]
     assert "__dict__ read at run time" in impacted[T["namespace"]]  # vars(module)
-    assert "computes" in impacted[T["evaluated"]]  # eval: what no recording can see
+    # eval of text in the test's own globals: its read of app.limits.LIMIT was seen; a name
+    # the module's own namespace holds (from app.limits import LIMIT) is read unseen; text
+    # evaluated in a namespace that is not the module's own reads what no recording sees.
+    assert "LIMIT read at run time" in impacted[T["evaluated"]]
+    assert "names it computes" in impacted["tests/test_evalname.py::test_evalname"]
+    assert "tests/test_elsewhere.py::test_elsewhere" in impacted
     assert T["star"] in impacted  # from app.limits import * re-exports it
     # Module level, through a name holding the module: m = app.limits; ALIASED = m.LIMIT
     # rebinds ALIASED; globals()['app'].limits.LIMIT is read by a call no rule knows.
@@ -352,6 +370,9 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     assert "definition changed" in impacted["tests/test_param.py::test_param[3]"]
     # What reads nothing the change rebound is skipped (the module rule ran all of them).
     assert {T["other"], T["retries"], T["registry"]} <= _skipped(found)
+    # exec of text in its own globals that reads nothing of app.limits (a function made
+    # from text): skipped, where evaluated text once counted as reading every module.
+    assert "tests/test_fromtext.py::test_made" in _skipped(found)
     # json.LIMIT is the name of another module's attribute: only a test that used
     # app/limits.py (the module rule's tests) can read its LIMIT.
     assert T["unrelated"] in _skipped(found)
@@ -429,7 +450,9 @@ def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, st
     found = plan(repo, w)
     # vars(app.star): the star import re-exports the new name there too. app/spaced.py's
     # vars(globals()['app'].limits) reads every name of app.limits at module level.
-    assert set(_impacted(found)) == {T["namespace"], T["evaluated"],
+    # eval('app.limits.' + 'LIMIT') was seen reading LIMIT alone; vars(app.limits), handed
+    # to eval as its globals, reads every name.
+    assert set(_impacted(found)) == {T["namespace"], "tests/test_elsewhere.py::test_elsewhere",
                                      "tests/test_spaces.py::test_star_space",
                                      "tests/test_spaced.py::test_spaced",
                                      "tests/test_spaced.py::test_spaced_vars"}
@@ -456,7 +479,8 @@ def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
     text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
     patch(repo, w, "doc", {"app/limits.py": text})
     # vars(app.limits) at run time and at app/spaced.py's module level read __doc__ too.
-    assert set(_impacted(plan(repo, w))) == {T["namespace"], T["evaluated"],
+    assert set(_impacted(plan(repo, w))) == {T["namespace"],
+                                             "tests/test_elsewhere.py::test_elsewhere",
                                              "tests/test_spaced.py::test_spaced",
                                              "tests/test_spaced.py::test_spaced_vars"}
 
@@ -505,6 +529,22 @@ def test_a_witness_that_did_not_watch_reads_keeps_the_module_rule(
     assert watched.changed["app/limits.py"] >= {REBOUND} and watched.rebound
     older = compute(repo.path, w, "HEAD", settings, paths, unwatched=None)
     assert older.changed["app/limits.py"] == {MODULE} and not older.rebound
+
+
+def test_a_witness_that_did_not_watch_evaluated_text_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Before evaluated text's reads were watched, a recording took ``<string>`` code for
+    the repository's module level and saw none of its reads: ``rebind`` now trusts them
+    (``exec`` in a module's own globals), so such a witness vouches for no names."""
+    repo, w = recorded
+    witness = store.Store.for_repo(repo.path).load(w)
+    assert witness is not None and depgraph.unwatched(witness) is not None
+    older = dataclasses.replace(
+        witness, info={k: v for k, v in witness.info.items() if k != depgraph.EVAL_READS})
+    assert depgraph.unwatched(older) is None
+    key = depgraph.EVAL_READS
+    assert depgraph.merged_evidence({key: []}, {}) == {}  # one older part: none of it
 
 
 def test_a_witness_made_of_parts_watched_reads_only_if_every_part_did() -> None:
