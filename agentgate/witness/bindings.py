@@ -28,6 +28,8 @@ from agentgate.witness.syntax import FUNCS, Import, base_name, binds, import_ite
 # Reading names no one can spell: any changed name may be what such code reads.
 _DYNAMIC_CALLS = frozenset({"vars", "globals", "locals", "eval", "exec", "dir", "__import__"})
 _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
+# Lookups that bypass a module's class, so no recording sees them.
+_BYPASS = frozenset({"__getattribute__", "getattr_static"})
 # Of those, reads a recording cannot see (``watch`` sees every read of a module object through
 # its attribute lookup): the code's own namespace, by ``globals()`` or in evaluated text, and
 # lookups that bypass the module's class (``object.__getattribute__(m, name)``).
@@ -293,10 +295,12 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
     # through the module's attribute lookup, which a recording sees.
     evaluated = {id(n.func) for n in nodes if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Name) and n.func.id in ("exec", "eval")
-                 and _own_globals(n, namespace)}
+                 and n.args and _textual(n.args[0]) and _own_globals(n, namespace)}
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.add(node.id)
+            if node.id in _BYPASS:  # from inspect import getattr_static
+                dynamic = dynamic_modules = opaque = True
             if id(node) in namespace or id(node) in evaluated:
                 own_namespace = True
             else:
@@ -306,6 +310,10 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
             attrs.add(node.attr)
             if on_module:
                 module_attrs.add(node.attr)
+            if node.attr in _BYPASS:
+                # object.__getattribute__(m, name), inspect.getattr_static(m, name): a
+                # module's attribute read past its class, whatever the receiver.
+                dynamic = dynamic_modules = opaque = True
             if node.attr in _DYNAMIC_ATTRS:
                 dynamic = True
                 dynamic_modules = dynamic_modules or on_module
@@ -393,6 +401,21 @@ def _outside(receiver: ast.AST | None, foreign: Collection[str]) -> bool:
     that only ever names a standard-library module (``vars(operator)``)."""
     return isinstance(receiver, _LITERALS) or (
         isinstance(receiver, ast.Name) and receiver.id in foreign)
+
+
+def _textual(node: ast.expr) -> bool:
+    """Whether an expression builds source text (a string, an f-string, ``%``, ``+``,
+    ``.format``, ``.join``): code compiled from it is named ``<string>``, which the recording
+    watches as evaluated text. A code object (``compile(text, "app/x.py", ...)``) may carry
+    a repository file's name, under which its reads would pass for module-level code."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.Add):
+        return _textual(node.left) or (isinstance(node.op, ast.Add) and _textual(node.right))
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("format", "join") and _textual(node.func.value))
 
 
 def _own_globals(call: ast.Call, namespace: set[int]) -> bool:

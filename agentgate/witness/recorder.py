@@ -49,6 +49,7 @@ _ORIGINAL_THREAD_SETTRACE = threading.settrace
 # A thread started without threading (which bound its own reference at its import) never
 # installs coverage's tracer, and before 3.12 raises no audit event.
 _ORIGINAL_START_THREAD = _thread.start_new_thread
+_ORIGINAL_START_NEW: Any = getattr(_thread, "start_new", None)
 # Who connected to a listener shows only once it accepted: no audit event.
 _ORIGINAL_ACCEPT = socket.socket.accept
 # What multiprocessing's spawn and forkserver start their process with (no audit event);
@@ -60,7 +61,7 @@ if _posixsubprocess is None:
 _ORIGINAL_FORK_EXEC: Any = getattr(_posixsubprocess, "fork_exec", None)
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
-_TRACE, _THREAD = "trace", "thread"
+_TRACE, _THREAD, _EVAL = "trace", "thread", "eval"
 _WATCHED = {
     "open": _OPEN,
     "sys.settrace": _TRACE,
@@ -100,7 +101,11 @@ _WHY = {
     _PROCESS: "ran a subprocess",
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
+    _EVAL: "ran evaluated text that reads past a module's attribute lookup",
 }
+# What evaluated text may call to read a module's attribute unseen (``watch``):
+# ``object.__getattribute__(m, name)``, ``inspect.getattr_static(m, name)``.
+_BYPASS = frozenset({"__getattribute__", "getattr_static"})
 _TOOL, _REPO, _LIB = "tool", "repo", "lib"
 _STDLIB = tuple(
     os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib")
@@ -267,6 +272,8 @@ class Recorder:
         importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
         threading.settrace = _ORIGINAL_THREAD_SETTRACE
         _thread.start_new_thread = _ORIGINAL_START_THREAD
+        if hasattr(_thread, "start_new"):  # the older alias, its own builtin
+            _thread.start_new = _ORIGINAL_START_NEW
         socket.socket.accept = _ORIGINAL_ACCEPT  # type: ignore[method-assign]
         if _ORIGINAL_FORK_EXEC is not None:
             _posixsubprocess.fork_exec = _ORIGINAL_FORK_EXEC
@@ -424,34 +431,53 @@ class Recorder:
                 if stem not in (None, "."):
                     self.context.missing.add(stem)
 
-    def passed_over(self, name: str, spec: Any, frame: Any) -> None:
-        """A top-level import found after the search tried the ``sys.path`` entries before
-        the one it came from: a module of that name in one of those that are the
-        repository's would now win (a patch adding ``tests/colorsys.py`` changes every later
-        ``import colorsys``, ``tests/app.py`` every later ``import app``).
-        They count like a failed import's places (``missed``). A namespace package is found
-        only where no entry has a module of that name: every entry counts. A built-in or
-        frozen module is found before ``sys.path`` is searched."""
-        if self._outside() and self._origin(_past_imports(frame)) != _REPO:
-            return
+    def passed_over(self, name: str, path: Any, spec: Any) -> None:
+        """An import found its module after trying the places before it: the entries of
+        ``sys.path`` (``path``: the package's folders) searched first, and, next to a
+        source module, the package or extension module of that name that would win over it
+        in its own folder. A module a patch adds at one of those places captures every later
+        import of the name (``tests/colorsys.py`` for ``import colorsys``, ``tests/app.py``
+        for ``import app``, ``app/helpers/__init__.py`` beside ``app/helpers.py``), whichever
+        test made the first import and whoever imports it after from ``sys.modules``: they
+        count for every test ("c"), pytest's own imports included (a ``json.py`` added at
+        the top is imported by pytest itself). A namespace package is found only where no
+        entry has a module of that name: every entry counts. A built-in or frozen module is
+        found before any folder is searched."""
         origin = getattr(spec, "origin", None) if getattr(spec, "has_location", False) else None
         portions = getattr(spec, "submodule_search_locations", None)
         if origin is None and portions is None:
-            return  # built-in, frozen, or a loader's own: sys.path played no part
+            return  # built-in, frozen, or a loader's own: no folder played a part
+        missing = self.contexts["c"].missing
+        if origin is None:
+            # A namespace package: a file added anywhere below it names its folder too
+            # (``patch._appeared``), so not for every test but for its importer's context
+            # (not its own import's, which belongs to its parent package's file); a later
+            # import from ``sys.modules`` is not seen (``missed``'s rule).
+            if self._outside() and self._origin(_past_imports(sys._getframe(2))) != _REPO:
+                return
+            stack = list(self._stack)
+            own = (threading.get_ident() == self._thread and len(stack) > 1
+                   and self.import_names.get(stack[-1][0]) == name)
+            missing = (self.contexts[stack[-2][0]] if own else self.context).missing
+        last = name.rpartition(".")[2]
         found = None
         if isinstance(origin, str):
             found = os.path.dirname(os.path.abspath(origin))
             if portions is not None:  # a package: found at its folder's parent
                 found = os.path.dirname(found)
-        for entry in list(sys.path):
+            elif origin.endswith((".py", ".pyc")):
+                stem = self.rel(os.path.join(found, last))
+                if stem not in (None, "."):
+                    missing.add(stem)
+        for entry in list(sys.path if path is None else path):
             if not isinstance(entry, str):
                 continue
             full = os.path.abspath(entry or ".")
             if found is not None and full in (found, os.path.realpath(found)):
                 break
-            stem = self.rel(os.path.join(full, name))
+            stem = self.rel(os.path.join(full, last))
             if stem not in (None, "."):
-                self.context.missing.add(stem)
+                missing.add(stem)
 
     # --- audit events --------------------------------------------------------------------
 
@@ -787,6 +813,10 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         where = args[_RUNS[event]] if len(args) > _RUNS[event] else None
         if recorder.in_file(getattr(where, "co_filename", where)):
             recorder.wake()
+    if event == "exec" and args and _bypasses(args[0]) and (
+            not recorder._outside() or recorder._origin(sys._getframe(1)) == _REPO):
+        # Its reads of module attributes are not all seen: the context is incomplete.
+        recorder.context.flags.setdefault(_WHY[_EVAL], repr(args[0].co_filename)[:120])
     kind = _WATCHED.get(event)
     if kind is None:
         return
@@ -796,6 +826,21 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recorder.on_event(kind, event, args, caller)
     finally:
         recorder._busy = False
+
+
+def _bypasses(code: Any) -> bool:
+    """Whether evaluated text (a code object named ``<...>``, not a module's file) names a
+    lookup that bypasses the watched module class."""
+    name = getattr(code, "co_filename", None)
+    if not isinstance(name, str) or not name.startswith("<") or name.startswith("<frozen "):
+        return False
+    stack = [code]
+    while stack:
+        found = stack.pop()
+        if _BYPASS.intersection(found.co_names):
+            return True
+        stack.extend(c for c in found.co_consts if hasattr(c, "co_names"))
+    return False
 
 
 def _find_and_load(name: str, import_: Any) -> Any:
@@ -825,11 +870,9 @@ def _find_spec(name: str, path: Any, target: Any = None) -> Any:
     else:
         if not recorder.tracing and recorder.holds(spec):
             recorder.wake()  # before the module's code runs
-        if path is not None:
-            return spec
         recorder._busy = True
         try:
-            recorder.passed_over(name, spec, sys._getframe(1))
+            recorder.passed_over(name, path, spec)
         finally:
             recorder._busy = False
     return spec
@@ -855,6 +898,8 @@ def _install_hooks() -> None:
     importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
     threading.settrace = _thread_settrace
     _thread.start_new_thread = _start_new_thread
+    if hasattr(_thread, "start_new"):
+        _thread.start_new = _start_new
     socket.socket.accept = _accept  # type: ignore[method-assign,assignment]
     if _ORIGINAL_FORK_EXEC is not None:
         _posixsubprocess.fork_exec = _fork_exec
@@ -880,6 +925,9 @@ def _forked() -> None:
     if recorder is not None:
         _ACTIVE = None
         recorder.watcher.stop()
+        # The plugin's hooks still reach it (pytest-forked runs the test in the child).
+        recorder._label_lock = threading.Lock()
+        recorder._pinned = 0
 
 
 def _accept(sock: Any) -> Any:
@@ -900,11 +948,21 @@ def _start_new_thread(*args: Any, **kwargs: Any) -> Any:
     """``_thread.start_new_thread``, watched: ``threading`` keeps its own reference, so this
     is a thread started without it, which coverage does not trace (``sys.monitoring``, from
     3.12, sees it). The context started a thread the witness does not trace."""
+    _unseen_thread()
+    return _ORIGINAL_START_THREAD(*args, **kwargs)
+
+
+def _unseen_thread() -> None:
     recorder = _ACTIVE
     if (recorder is not None and not recorder._busy and recorder.tracing
             and recorder.lines is not None):
         recorder.context.flags.setdefault(_WHY[_THREAD], "_thread.start_new_thread")
-    return _ORIGINAL_START_THREAD(*args, **kwargs)
+
+
+def _start_new(*args: Any, **kwargs: Any) -> Any:
+    """``_thread.start_new``, the older alias: the same as ``_start_new_thread``."""
+    _unseen_thread()
+    return _ORIGINAL_START_NEW(*args, **kwargs)
 
 
 def _fork_exec(*args: Any, **kwargs: Any) -> Any:

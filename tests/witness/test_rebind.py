@@ -16,7 +16,7 @@ from agentgate.witness import depgraph, rebind, store
 from agentgate.witness.blocks import MODULE
 from agentgate.witness.patch import compute
 from agentgate.witness.rebind import REBOUND
-from agentgate.witness.select import IMPACTED, SKIP, WitnessPlan
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP, WitnessPlan
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import patch, plan, recorded_repo
 
@@ -103,6 +103,24 @@ FILES = {
     "tests/test_elsewhere.py": "import app.limits\n\n\n"
                                "def test_elsewhere():\n"
                                "    assert eval('LIMIT', dict(vars(app.limits))) == 3\n",
+    # Lookups past the module's class, which no recording sees: in the test's own code, in
+    # evaluated text, and in a code object compiled under a repository file's name.
+    "tests/test_bypass.py": "import inspect\nfrom inspect import getattr_static\n\n"
+                            "import app.limits\n\n\n"
+                            "def test_static_name():\n"
+                            "    assert getattr_static(app.limits, 'LIMIT') == 3\n\n\n"
+                            "def test_bypass():\n"
+                            "    assert object.__getattribute__(app.limits, 'LIMIT') == 3\n\n\n"
+                            "def test_static():\n"
+                            "    assert inspect.getattr_static(app.limits, 'LIMIT') == 3\n",
+    "tests/test_evalbypass.py": "import app.limits  # noqa: F401\n\n\n"
+                                "def test_evalbypass():\n"
+                                "    assert eval(\"object.__getattribute__(app.limits, 'LIMIT')\")"
+                                " == 3\n",
+    "tests/test_compiled.py": "import app.limits  # noqa: F401\n\n\n"
+                              "def test_compiled():\n"
+                              "    code = compile('assert app.limits.LIMIT == 3', 'app/fake.py', "
+                              "'exec')\n    exec(code, globals())\n",
     # A class of a library's base (``OUTSIDE``): making it hands it to the library.
     "app/items.py": "from reglib import Model\n\n\nclass Item(Model):\n    size = 1\n",
     "tests/test_items.py": "import sys\nfrom pathlib import Path\n\n"
@@ -319,6 +337,12 @@ T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
 )}
 
 
+# Tests reading app.limits's names past its class: any changed name may be what they read.
+UNSEEN = ("tests/test_bypass.py::test_bypass", "tests/test_bypass.py::test_static",
+          "tests/test_bypass.py::test_static_name",
+          "tests/test_compiled.py::test_compiled")
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
     yield from recorded_repo(tmp_path_factory, FILES, OUTSIDE)
@@ -357,6 +381,12 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     assert "LIMIT read at run time" in impacted[T["evaluated"]]
     assert "names it computes" in impacted["tests/test_evalname.py::test_evalname"]
     assert "tests/test_elsewhere.py::test_elsewhere" in impacted
+    for name in ("test_bypass.py::test_bypass", "test_bypass.py::test_static",
+                 "test_bypass.py::test_static_name", "test_compiled.py::test_compiled"):
+        assert "names it computes" in impacted["tests/" + name], name
+    # Evaluated text that reads past the module's class: the recording cannot vouch for it.
+    assert "tests/test_evalbypass.py::test_evalbypass" in {
+        d.nodeid for d in found.labelled(ESCALATE)}
     assert T["star"] in impacted  # from app.limits import * re-exports it
     # Module level, through a name holding the module: m = app.limits; ALIASED = m.LIMIT
     # rebinds ALIASED; globals()['app'].limits.LIMIT is read by a call no rule knows.
@@ -453,7 +483,7 @@ def test_a_new_function_runs_only_what_could_read_it(recorded: tuple[GitRepo, st
     # eval('app.limits.' + 'LIMIT') was seen reading LIMIT alone; vars(app.limits), handed
     # to eval as its globals, reads every name.
     assert set(_impacted(found)) == {T["namespace"], "tests/test_elsewhere.py::test_elsewhere",
-                                     "tests/test_spaces.py::test_star_space",
+                                     *UNSEEN, "tests/test_spaces.py::test_star_space",
                                      "tests/test_spaced.py::test_spaced",
                                      "tests/test_spaced.py::test_spaced_vars"}
     assert {T["clamp"], T["dynamic"], T["library"]} <= _skipped(found)
@@ -479,7 +509,7 @@ def test_a_comment_or_docstring_edit_runs_nothing_but_what_reads_the_docstring(
     text = LIMITS.replace('"""Limits."""', '"""Limits, documented."""\n# a comment')
     patch(repo, w, "doc", {"app/limits.py": text})
     # vars(app.limits) at run time and at app/spaced.py's module level read __doc__ too.
-    assert set(_impacted(plan(repo, w))) == {T["namespace"],
+    assert set(_impacted(plan(repo, w))) == {T["namespace"], *UNSEEN,
                                              "tests/test_elsewhere.py::test_elsewhere",
                                              "tests/test_spaced.py::test_spaced",
                                              "tests/test_spaced.py::test_spaced_vars"}

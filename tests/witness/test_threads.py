@@ -48,6 +48,13 @@ FILES = {
     "    thread = threading.Thread(target=run)\n    thread.start()\n    thread.join()\n"
     "    assert out == [8]\n",
     "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+    # The same through the older alias, a builtin of its own where it still exists.
+    "tests/test_raw_alias.py": "import _thread\n\nfrom app import work\n\n\n"
+    "def test_raw_alias():\n    out = []\n    lock = _thread.allocate_lock()\n"
+    "    lock.acquire()\n\n"
+    "    def run():\n        out.append(work.double(6))\n        lock.release()\n\n"
+    "    getattr(_thread, 'start_new', _thread.start_new_thread)(run, ())\n"
+    "    lock.acquire()\n    assert out == [12]\n",
     # A thread started without threading: coverage never traces it.
     "tests/test_raw.py": "import _thread\n\nfrom app import work\n\n\n"
     "def test_raw():\n    out = []\n    lock = _thread.allocate_lock()\n    lock.acquire()\n\n"
@@ -159,6 +166,7 @@ def test_a_function_run_in_a_worker_thread_reruns_only_its_test(
     assert labels[UNTRACED] in (ESCALATE, IMPACTED)
     assert labels[OFF] in (ESCALATE, IMPACTED)
     assert labels["tests/test_raw.py::test_raw"] in (ESCALATE, IMPACTED)
+    assert labels["tests/test_raw_alias.py::test_raw_alias"] in (ESCALATE, IMPACTED)
     assert labels["tests/test_lib_import.py::test_lib_import"] == ESCALATE
     labels = labelled(recorded, "triple", {"app/work.py": WORK.replace("3 * x", "x * 3")})
     assert labels[THREAD] == IMPACTED
