@@ -132,7 +132,7 @@ def analyse(
         scope = _Scope(tree, {id(f) for f in bodies.values()}, quiet_import, digests,
                        shadowed)
         statements = tuple(scope.statement(s) for s in tree.body)
-        reads = {name: _scan(_body_nodes(func), scope.aliases, scope.stdlib)
+        reads = {name: _scan(_body_nodes(func), scope.aliases, scope.stdlib, scope.bypass)
                  for name, func in bodies.items()}
     except (RecursionError, MemoryError):
         return None
@@ -268,13 +268,16 @@ def _body_nodes(func: ast.AST) -> list[ast.AST]:
 
 
 def _scan(nodes: list[ast.AST], imported: Iterable[str],
-          stdlib: frozenset[str] = frozenset()) -> Reads:
+          stdlib: frozenset[str] = frozenset(), bypass: frozenset[str] = frozenset()) -> Reads:
     """What the code made of ``nodes`` reads; ``imported``: the module's import aliases
     (the code's own imports count too); ``stdlib``: those that only ever name a module of
     the standard library (an attribute read there is no read of the repository's)."""
     own = [i for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
            for i in import_items(n)]
     bound = set(imported) | {i.alias for i in own}
+    # Names bound to a lookup past a module's class (``from inspect import getattr_static
+    # as gs``), the module's (``bypass``) and the code's own imports.
+    passing = _BYPASS | bypass | {i.alias for i in own if i.name in _BYPASS}
     getter = any(_gets_modules(n) for n in nodes)
     stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     foreign = (stdlib - stored) - {i.alias for i in own if not i.stdlib}
@@ -299,7 +302,7 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.add(node.id)
-            if node.id in _BYPASS:  # from inspect import getattr_static
+            if node.id in passing:  # from inspect import getattr_static [as gs]
                 dynamic = dynamic_modules = opaque = True
             if id(node) in namespace or id(node) in evaluated:
                 own_namespace = True
@@ -493,10 +496,12 @@ class _Scope:
                 if isinstance(n, ast.Import | ast.ImportFrom):
                     for i in import_items(n):
                         self.items.setdefault(i.alias, []).append(i)
+        self.bypass = frozenset(a for a, found in self.items.items()
+                                if any(i.name in _BYPASS for i in found))
 
     def statement(self, stmt: ast.stmt) -> Statement:
         nodes = list(walk_now(stmt, skip=self.block_ids, lambdas=True))
-        reads = _scan(nodes, self.aliases, self.stdlib)
+        reads = _scan(nodes, self.aliases, self.stdlib, self.bypass)
         self.stored |= _stored_through(nodes)
         items = [i for n in walk_now(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
                  for i in import_items(n)]

@@ -105,8 +105,11 @@ FILES = {
                                "    assert eval('LIMIT', dict(vars(app.limits))) == 3\n",
     # Lookups past the module's class, which no recording sees: in the test's own code, in
     # evaluated text, and in a code object compiled under a repository file's name.
-    "tests/test_bypass.py": "import inspect\nfrom inspect import getattr_static\n\n"
+    "tests/test_bypass.py": "import inspect\nfrom inspect import getattr_static\n"
+                            "from inspect import getattr_static as gs\n\n"
                             "import app.limits\n\n\n"
+                            "def test_static_alias():\n"
+                            "    assert gs(app.limits, 'LIMIT') == 3\n\n\n"
                             "def test_static_name():\n"
                             "    assert getattr_static(app.limits, 'LIMIT') == 3\n\n\n"
                             "def test_bypass():\n"
@@ -339,7 +342,7 @@ T = {name: f"tests/test_{file}.py::test_{name}" for file, name in (
 
 # Tests reading app.limits's names past its class: any changed name may be what they read.
 UNSEEN = ("tests/test_bypass.py::test_bypass", "tests/test_bypass.py::test_static",
-          "tests/test_bypass.py::test_static_name",
+          "tests/test_bypass.py::test_static_name", "tests/test_bypass.py::test_static_alias",
           "tests/test_compiled.py::test_compiled")
 
 
@@ -382,7 +385,8 @@ def test_a_changed_constant_runs_every_test_that_reads_it_and_skips_the_rest(
     assert "names it computes" in impacted["tests/test_evalname.py::test_evalname"]
     assert "tests/test_elsewhere.py::test_elsewhere" in impacted
     for name in ("test_bypass.py::test_bypass", "test_bypass.py::test_static",
-                 "test_bypass.py::test_static_name", "test_compiled.py::test_compiled"):
+                 "test_bypass.py::test_static_name", "test_bypass.py::test_static_alias",
+                 "test_compiled.py::test_compiled"):
         assert "names it computes" in impacted["tests/" + name], name
     # Evaluated text that reads past the module's class: the recording cannot vouch for it.
     assert "tests/test_evalbypass.py::test_evalbypass" in {
