@@ -22,14 +22,14 @@ import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from agentgate.witness import blocks, purity
+from agentgate.witness import blocks, purity, watch
 from agentgate.witness.syntax import FUNCS, Import, base_name, binds, import_items, walk_now
 
 # Reading names no one can spell: any changed name may be what such code reads.
 _DYNAMIC_CALLS = frozenset({"vars", "globals", "locals", "eval", "exec", "dir", "__import__"})
 _DYNAMIC_ATTRS = frozenset({"__dict__", "__getattribute__", "getmembers"})
 # Lookups that bypass a module's class, so no recording sees them.
-_BYPASS = frozenset({"__getattribute__", "getattr_static"})
+_BYPASS = watch.BYPASS
 # Of those, reads a recording cannot see (``watch`` sees every read of a module object through
 # its attribute lookup): the code's own namespace, by ``globals()`` or in evaluated text, and
 # lookups that bypass the module's class (``object.__getattribute__(m, name)``).
@@ -472,11 +472,13 @@ class _Scope:
         imported: dict[str, str | None] = {}  # alias -> dotted target (None: the project)
         foreign: dict[str, bool] = {}  # alias -> every import of it is the stdlib's
         assigned: set[str] = set()  # names a statement other than an import binds
+        items: dict[str, list[Import]] = {}
         for stmt in tree.body:
             for node in walk_now(stmt):
                 if isinstance(node, ast.Import | ast.ImportFrom):
                     for item in import_items(node):
                         imported[item.alias] = purity.qualified(item)
+                        items.setdefault(item.alias, []).append(item)
                         foreign[item.alias] = foreign.get(item.alias, True) and (
                             item.stdlib and item.name is None
                             and item.module.split(".")[0] not in shadowed)
@@ -490,12 +492,7 @@ class _Scope:
         # app.limits``): they may hold a module, as the import's own name does.
         self.aliases = frozenset(imported) | _module_aliases(tree, set(imported))
         self.stored: set[str] = set()  # what the statements seen so far store through
-        self.items: dict[str, list[Import]] = {}  # alias -> every import binding it
-        for s in tree.body:
-            for n in walk_now(s):
-                if isinstance(n, ast.Import | ast.ImportFrom):
-                    for i in import_items(n):
-                        self.items.setdefault(i.alias, []).append(i)
+        self.items = items  # alias -> every import binding it
         self.bypass = frozenset(a for a, found in self.items.items()
                                 if any(i.name in _BYPASS for i in found))
 

@@ -292,8 +292,8 @@ def top_names(witness: Witness) -> frozenset[str] | None:
 
 
 def merged_evidence(*infos: dict[str, Any]) -> dict[str, Any]:
-    """``info`` for witnesses made of several: every part's unwatched modules and top-level
-    names, each key dropped when some part lacks it."""
+    """``info`` for witnesses made of several: every part's unwatched modules, top-level
+    names and ``eval_reads`` marker, each key dropped when some part lacks it."""
     merged: dict[str, Any] = {}
     for key in _MERGED:
         parts = [i.get(key) for i in infos]

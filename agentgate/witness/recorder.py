@@ -46,10 +46,6 @@ _HOOK_INSTALLED = False
 _ORIGINAL_FIND_AND_LOAD = bootstrap._find_and_load  # type: ignore[attr-defined]
 _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 _ORIGINAL_THREAD_SETTRACE = threading.settrace
-# A thread started without threading (which bound its own reference at its import) never
-# installs coverage's tracer, and before 3.12 raises no audit event.
-_ORIGINAL_START_THREAD = _thread.start_new_thread
-_ORIGINAL_START_NEW: Any = getattr(_thread, "start_new", None)
 # Who connected to a listener shows only once it accepted: no audit event.
 _ORIGINAL_ACCEPT = socket.socket.accept
 # What multiprocessing's spawn and forkserver start their process with (no audit event);
@@ -103,9 +99,6 @@ _WHY = {
     _CTYPES: "called native code through ctypes",
     _EVAL: "ran evaluated text that reads past a module's attribute lookup",
 }
-# What evaluated text may call to read a module's attribute unseen (``watch``):
-# ``object.__getattribute__(m, name)``, ``inspect.getattr_static(m, name)``.
-_BYPASS = frozenset({"__getattribute__", "getattr_static"})
 _TOOL, _REPO, _LIB = "tool", "repo", "lib"
 _STDLIB = tuple(
     os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib")
@@ -267,16 +260,8 @@ class Recorder:
         global _ACTIVE
         _ACTIVE = None
         self.watcher.stop()
-        bootstrap._find_and_load = _ORIGINAL_FIND_AND_LOAD  # type: ignore[attr-defined]
-        bootstrap._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        importlib.util._find_spec = _ORIGINAL_FIND_SPEC  # type: ignore[attr-defined]
-        threading.settrace = _ORIGINAL_THREAD_SETTRACE
-        _thread.start_new_thread = _ORIGINAL_START_THREAD
-        if hasattr(_thread, "start_new"):  # the older alias, its own builtin
-            _thread.start_new = _ORIGINAL_START_NEW
-        socket.socket.accept = _ORIGINAL_ACCEPT  # type: ignore[method-assign]
-        if _ORIGINAL_FORK_EXEC is not None:
-            _posixsubprocess.fork_exec = _ORIGINAL_FORK_EXEC
+        for owner, attribute, original, _watched in _REPLACED:
+            setattr(owner, attribute, original)
         if self.tracing:
             self._tracing.stop()
 
@@ -431,7 +416,7 @@ class Recorder:
                 if stem not in (None, "."):
                     self.context.missing.add(stem)
 
-    def passed_over(self, name: str, path: Any, spec: Any) -> None:
+    def passed_over(self, name: str, path: Any, spec: Any, frame: Any) -> None:
         """An import found its module after trying the places before it: the entries of
         ``sys.path`` (``path``: the package's folders) searched first, and, next to a
         source module, the package or extension module of that name that would win over it
@@ -453,7 +438,7 @@ class Recorder:
             # (``patch._appeared``), so not for every test but for its importer's context
             # (not its own import's, which belongs to its parent package's file); a later
             # import from ``sys.modules`` is not seen (``missed``'s rule).
-            if self._outside() and self._origin(_past_imports(sys._getframe(2))) != _REPO:
+            if self._outside() and self._origin(_past_imports(frame)) != _REPO:
                 return
             stack = list(self._stack)
             own = (threading.get_ident() == self._thread and len(stack) > 1
@@ -837,7 +822,7 @@ def _bypasses(code: Any) -> bool:
     stack = [code]
     while stack:
         found = stack.pop()
-        if _BYPASS.intersection(found.co_names):
+        if watch.BYPASS.intersection(found.co_names):
             return True
         stack.extend(c for c in found.co_consts if hasattr(c, "co_names"))
     return False
@@ -872,7 +857,7 @@ def _find_spec(name: str, path: Any, target: Any = None) -> Any:
             recorder.wake()  # before the module's code runs
         recorder._busy = True
         try:
-            recorder.passed_over(name, path, spec)
+            recorder.passed_over(name, path, spec, sys._getframe(1))
         finally:
             recorder._busy = False
     return spec
@@ -893,16 +878,8 @@ def _install_hooks() -> None:
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_forked)
         _HOOK_INSTALLED = True
-    bootstrap._find_and_load = _find_and_load  # type: ignore[attr-defined]
-    bootstrap._find_spec = _find_spec  # type: ignore[attr-defined]
-    importlib.util._find_spec = _find_spec  # type: ignore[attr-defined]  # bound at its import
-    threading.settrace = _thread_settrace
-    _thread.start_new_thread = _start_new_thread
-    if hasattr(_thread, "start_new"):
-        _thread.start_new = _start_new
-    socket.socket.accept = _accept  # type: ignore[method-assign,assignment]
-    if _ORIGINAL_FORK_EXEC is not None:
-        _posixsubprocess.fork_exec = _fork_exec
+    for owner, attribute, _original, watched in _REPLACED:
+        setattr(owner, attribute, watched)
 
 
 def _thread_settrace(func: Any) -> None:
@@ -944,25 +921,20 @@ def _accept(sock: Any) -> Any:
     return conn, peer
 
 
-def _start_new_thread(*args: Any, **kwargs: Any) -> Any:
-    """``_thread.start_new_thread``, watched: ``threading`` keeps its own reference, so this
-    is a thread started without it, which coverage does not trace (``sys.monitoring``, from
-    3.12, sees it). The context started a thread the witness does not trace."""
-    _unseen_thread()
-    return _ORIGINAL_START_THREAD(*args, **kwargs)
+def _unseen_start(start: Any) -> Any:
+    """``_thread.start_new_thread`` (or its older alias ``start_new``, a builtin of its
+    own), watched: ``threading`` keeps its own reference, so this is a thread started
+    without it, which coverage does not trace (``sys.monitoring``, from 3.12, sees it). The
+    context started a thread the witness does not trace."""
 
+    def started(*args: Any, **kwargs: Any) -> Any:
+        recorder = _ACTIVE
+        if (recorder is not None and not recorder._busy and recorder.tracing
+                and recorder.lines is not None):
+            recorder.context.flags.setdefault(_WHY[_THREAD], "_thread.start_new_thread")
+        return start(*args, **kwargs)
 
-def _unseen_thread() -> None:
-    recorder = _ACTIVE
-    if (recorder is not None and not recorder._busy and recorder.tracing
-            and recorder.lines is not None):
-        recorder.context.flags.setdefault(_WHY[_THREAD], "_thread.start_new_thread")
-
-
-def _start_new(*args: Any, **kwargs: Any) -> Any:
-    """``_thread.start_new``, the older alias: the same as ``_start_new_thread``."""
-    _unseen_thread()
-    return _ORIGINAL_START_NEW(*args, **kwargs)
+    return started
 
 
 def _fork_exec(*args: Any, **kwargs: Any) -> Any:
@@ -979,3 +951,19 @@ def _fork_exec(*args: Any, **kwargs: Any) -> Any:
         finally:
             recorder._busy = False
     return _ORIGINAL_FORK_EXEC(*args, **kwargs)
+
+
+# Every function a recording replaces while it runs: (owner, attribute, original, watched).
+# The interpreter looks ``_find_and_load`` and ``_find_spec`` up on ``importlib._bootstrap`` at
+# each import; ``importlib.util`` bound its own ``_find_spec`` at its import.
+_REPLACED: list[tuple[Any, str, Any, Any]] = [
+    (bootstrap, "_find_and_load", _ORIGINAL_FIND_AND_LOAD, _find_and_load),
+    (bootstrap, "_find_spec", _ORIGINAL_FIND_SPEC, _find_spec),
+    (importlib.util, "_find_spec", _ORIGINAL_FIND_SPEC, _find_spec),
+    (threading, "settrace", _ORIGINAL_THREAD_SETTRACE, _thread_settrace),
+    (socket.socket, "accept", _ORIGINAL_ACCEPT, _accept),
+    *((_thread, name, getattr(_thread, name), _unseen_start(getattr(_thread, name)))
+      for name in ("start_new_thread", "start_new") if hasattr(_thread, name)),
+    *([(_posixsubprocess, "fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec)]
+      if _ORIGINAL_FORK_EXEC is not None else []),
+]

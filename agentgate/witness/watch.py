@@ -42,6 +42,9 @@ from typing import Any
 _GET = types.ModuleType.__getattribute__
 _frame = sys._getframe
 _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, not a module's or a class body's
+# What reads a module's attribute past its class, unseen here: ``object.__getattribute__(m,
+# name)`` (any ``__getattribute__`` called on the module), ``inspect.getattr_static(m, name)``.
+BYPASS = frozenset({"__getattribute__", "getattr_static"})
 # Who read: a kind per code object.
 SKIP, COUNT, REPO_TOP, THROUGH = 0, 1, 2, 3
 # The sink: (module, name, the reading frame, the read's key) for each read not yet judged in
