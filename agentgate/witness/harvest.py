@@ -138,7 +138,7 @@ def fixture_keys(item: pytest.Item) -> set[str]:
 def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     modules = _modules(rec, session)
     found = units.by_context(rec)
-    contexts = _contexts(rec, found)
+    contexts = context_entries(rec, found)
     parents = _alias_parents(rec)
     for ctx in parents.keys() & contexts.keys():
         # Importing ``mirror.core`` first imports ``mirror``, inside it: that import is the
@@ -155,7 +155,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
         "ambient": rec.session_ambient,
         "contexts": contexts,
         "startup": [c for c in rec.startup if c in contexts],
-        "unwatched": _unwatched(rec, found),
+        "unwatched": unwatched_modules(rec, found),
         # Reads made by evaluated text (``eval``, ``exec``) were watched too: without this,
         # an older recording's ``unwatched`` is not to be trusted (``depgraph.unwatched``).
         "eval_reads": [],
@@ -166,7 +166,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
                                              for n, _pkg in found}),
         "static": _static_imports(rec.root, modules),
         "preloaded": sorted(rec.preloaded),
-        "preloaded_blocks": _preloaded_blocks(rec),
+        "preloaded_blocks": preloaded_blocks(rec),
         "tests": {
             nodeid: {
                 "file": run.file,
@@ -182,7 +182,7 @@ def raw_recording(rec: Recording, session: pytest.Session) -> dict[str, Any]:
     }
 
 
-def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
+def context_entries(rec: Recording, found: units.Units) -> dict[str, Any]:
     """Every context that holds data or leads to one; imports of third-party modules that
     ran no repository code are dropped (most of them)."""
     entries: dict[str, dict[str, Any]] = {}
@@ -197,7 +197,7 @@ def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
             "imports": list(ctx.imports),
         }
     for name, files in found.items():
-        entries.setdefault(name, _empty())["units"] = files
+        entries.setdefault(name, empty_entry())["units"] = files
     kept: set[str] = set()
     # Children are numbered after their parents, so one pass from the highest number up
     # decides each import context after all of its children.
@@ -213,7 +213,7 @@ def _contexts(rec: Recording, found: units.Units) -> dict[str, Any]:
     return {n: entries[n] for n in entries if n in kept or n == "c"}
 
 
-def _unwatched(rec: Recording, found: units.Units) -> list[str]:
+def unwatched_modules(rec: Recording, found: units.Units) -> list[str]:
     """The repository's modules whose attribute reads were not seen (``watch``): those with
     a class of their own, and files whose module code ran with no import the recorder saw
     (``runpy``, a spec made from a path), and modules imported before recording started."""
@@ -227,7 +227,7 @@ def _unwatched(rec: Recording, found: units.Units) -> list[str]:
     return sorted(rec.watcher.unwatched | (ran - watched) | early)
 
 
-def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
+def preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
     """What of each module imported before recording started may have run unseen: all of it.
     Its module block and any of its functions ran at its import or in pytest's start-up
     before the recorder could see them (``LIMIT = _init()``), and a function a test was later
@@ -245,7 +245,7 @@ def _preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
     return found
 
 
-def _empty() -> dict[str, Any]:
+def empty_entry() -> dict[str, Any]:
     return {"units": {}, "opened": [], "listed": [], "missing": [], "reads": {}, "flags": {},
             "imports": []}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentgate.witness import harvest
+from agentgate.witness import children, harvest
 from agentgate.witness.recorder import Recorder
 
 
@@ -65,6 +65,8 @@ def finish(rec: Recorder, session: pytest.Session) -> None:
     rec.stop()
     started = time.perf_counter()
     raw = harvest.raw_recording(rec, session)
+    children.merge(rec, raw)  # what the processes the tests started ran
+    rec.done()
     raw["harvest_seconds"] = round(time.perf_counter() - started, 3)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if rec.out:

@@ -29,16 +29,19 @@ import importlib._bootstrap as bootstrap
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import struct
+import subprocess
 import sys
 import sysconfig
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
-from agentgate.witness import harvest, lines, tracer, watch
+from agentgate.witness import children, harvest, lines, tracer, watch
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -55,6 +58,10 @@ if _posixsubprocess is None:
     with contextlib.suppress(ImportError):
         _posixsubprocess = importlib.import_module("_posixsubprocess")
 _ORIGINAL_FORK_EXEC: Any = getattr(_posixsubprocess, "fork_exec", None)
+# How ``subprocess.Popen`` starts a process (its own references to fork_exec, posix_spawn).
+_ORIGINAL_EXECUTE_CHILD: Any = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+_ORIGINAL_POSIX_SPAWN: dict[str, Any] = {
+    n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp") if hasattr(os, n)}
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
 _TRACE, _THREAD, _EVAL = "trace", "thread", "eval"
@@ -88,8 +95,9 @@ _WATCHED = {
 _LOOKUPS = frozenset(
     ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
      "socket.gethostbyaddr", "socket.getnameinfo"))
-# Events that compile or run code, and the argument that names where it comes from.
-_RUNS = {"exec": 0, "compile": 1}
+# Events that compile or run code, and the argument that names where it comes from
+# (``cpython.run_file``: a child run as ``python tests/helper.py``).
+_RUNS = {"exec": 0, "compile": 1, "cpython.run_file": 0}
 _EVENTS = frozenset(_WATCHED) | frozenset(_RUNS)
 _WHY = {
     _TRACE: "replaced the trace function the witness records with",
@@ -116,8 +124,16 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 class Recorder:
     """One recording; ``plugin._enable`` adopts the one ``boot`` started, or starts one."""
 
-    def __init__(self, *, root: str) -> None:
+    def __init__(self, *, root: str, child_folder: str | None = None) -> None:
         self.root = os.path.abspath(root)
+        # A recording in a process a recording started (``children``): everything it does
+        # is the starting test's, none of it pytest's start-up. The recording process gets
+        # its folder for its children's fragments at ``start``.
+        self.child = child_folder is not None
+        self.child_folder = child_folder
+        self._following: children.Following | None = None
+        self.spawns: list[children.Spawn] = []
+        self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
         self.ambient_names: tuple[str, ...] = ()
         self.out: str | None = None
@@ -192,10 +208,15 @@ class Recorder:
         import, or code compiled or executed from a repository file. Until then nothing of
         the repository can run, and pytest's own start-up runs untraced."""
         global _ACTIVE
+        if _ACTIVE is not None and _ACTIVE is not self and _ACTIVE.child:
+            _ACTIVE.abandon()  # a child that records on its own writes no fragment
         if lazy:
             self.preloaded = self._imported()
         else:
             self._trace()
+        if not self.child:
+            self._following = children.Following(self.root)
+            self.child_folder = self._following.folder
         _install_hooks()
         _ACTIVE = self
 
@@ -209,6 +230,8 @@ class Recorder:
         self.preloaded |= self._imported()
         if self.lines is not None:
             self._trace_fn = sys.gettrace()
+        if self.on_trace is not None:
+            self.on_trace()  # a child's: its exit comes before coverage's (``child``)
 
     def wake(self) -> None:
         """Repository code is about to run: trace from here on (after a lazy start)."""
@@ -264,10 +287,18 @@ class Recorder:
             setattr(owner, attribute, original)
         if self.tracing:
             self._tracing.stop()
+        if self._following is not None:
+            self._following.stop()  # the folder stays until the harvest read it (``done``)
+
+    def done(self) -> None:
+        """The harvest has read the children's fragments."""
+        if self._following is not None:
+            self._following.remove()
 
     def abandon(self) -> None:
         if _ACTIVE is self:
             self.stop()
+            self.done()
 
     # --- contexts ----------------------------------------------------------------------
 
@@ -307,21 +338,27 @@ class Recorder:
 
     @property
     def context(self) -> Context:
+        return self.contexts[self.context_name]
+
+    @property
+    def context_name(self) -> str:
         """Where this thread's events go. In the tests' thread, its innermost context. In
         another thread, "c" while it imports (``thread_import``), else the test or fixture
         running now: not an import the tests' thread is in, which may be a library's, whose
         flags and reads no test would inherit."""
         if threading.get_ident() == self._thread:
-            return self.contexts[self._stack[-1][0]]
+            return self._stack[-1][0]
         if getattr(self._local, "importing", 0):
-            return self.contexts["c"]
-        return self.contexts[next(c for c, _ in reversed(list(self._stack)) if c[:2] != "i:")]
+            return "c"
+        return next(c for c, _ in reversed(list(self._stack)) if c[:2] != "i:")
 
     def _outside(self) -> bool:
         """Whether an event happens outside any test, fixture or import: in the tests'
         thread, in "c" (pytest's start-up, collection). Another thread is no start-up's: a
-        thread a test left running reads and spawns for the tests that run after it."""
-        return self._stack[-1][0] == "c" and threading.get_ident() == self._thread
+        thread a test left running reads and spawns for the tests that run after it. In a
+        child (``children``) nothing is: all of it is the test's that started it."""
+        return (self._stack[-1][0] == "c" and threading.get_ident() == self._thread
+                and not self.child)
 
     def begin_import(self, name: str) -> str:
         self._imports += 1
@@ -480,6 +517,8 @@ class Recorder:
             return
         if kind == _PROCESS:
             self._spawned += 1
+            if getattr(self._local, "spawning", 0):
+                return  # a start ``_follow`` notes (``spawned``) once it has the pid
         elif kind == _NETWORK and self._in_process(event, args):
             return
         if kind in _WHY:
@@ -534,6 +573,17 @@ class Recorder:
         except RuntimeError:  # another thread changed the registry meanwhile
             return False
 
+    def spawned(self, pid: int, programs: tuple[str, ...], argv: tuple[str, ...],
+                frame: Any) -> None:
+        """The context started a process (``_follow``): the harvest charges it what the
+        child recorded, or marks it incomplete (``children.merge``). Outside any test, only
+        the repository's own starts count (``on_event``)."""
+        self._spawned += 1
+        self._local.noted = getattr(self._local, "noted", 0) + 1
+        if self._outside() and self._origin(frame) != _REPO:
+            return
+        self.spawns.append(children.Spawn(pid, self.context_name, programs, argv))
+
     def _accepted(self, conn: Any, peer: Any) -> None:
         """A connection a listener accepted: from a socket of this process (its address is
         the peer's; for a Unix socket, the peer's process is this one), or else another
@@ -574,7 +624,8 @@ class Recorder:
         doctest's ``sys.settrace(saved)`` puts the same function back and hides nothing
         (issue 12: every doctest test was incomplete). Another thread's call is judged at
         once (this thread's checks cannot see it)."""
-        if self._stack[-1][0] == "c" and self._origin(frame) != _REPO:
+        if (self._stack[-1][0] == "c" and not self.child
+                and self._origin(frame) != _REPO):
             return  # outside any test only the repository's own code counts (as on_event)
         self._settraced.append((self.context, _describe(event, args)))
         if sys.gettrace() is not self._trace_fn:  # the one before replaced it
@@ -779,9 +830,18 @@ def _ambient_print(values: dict[str, str | None]) -> str:
 
 
 def booted() -> Recorder | None:
-    """The recording ``boot`` started and no plugin adopted yet, if any."""
+    """The recording ``boot`` started and no plugin adopted yet, if any. A child's
+    recording (``children``) gives way to one of the child's own: the child then writes no
+    fragment, and the test that started it stays incomplete."""
     found = _ACTIVE
+    if found is not None and found.child:
+        found.abandon()
+        return None
     return found if found is not None and not found.adopted else None
+
+
+def active() -> Recorder | None:
+    return _ACTIVE
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -799,18 +859,28 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         if recorder.in_file(getattr(where, "co_filename", where)):
             recorder.wake()
     if event == "exec" and args and _bypasses(args[0]) and (
-            not recorder._outside() or recorder._origin(sys._getframe(1)) == _REPO):
+            not recorder._outside() or recorder._origin(_caller()) == _REPO):
         # Its reads of module attributes are not all seen: the context is incomplete.
         recorder.context.flags.setdefault(_WHY[_EVAL], repr(args[0].co_filename)[:120])
     kind = _WATCHED.get(event)
     if kind is None:
         return
-    caller = sys._getframe(1)
+    caller = _caller()
     recorder._busy = True
     try:
         recorder.on_event(kind, event, args, caller)
     finally:
         recorder._busy = False
+
+
+def _caller() -> Any:
+    """The Python frame an audit event or a fork hook came from, the one before the hook's
+    own; None when the interpreter raised it with no Python code running (a child opening
+    its main script, ``children``)."""
+    try:
+        return sys._getframe(2)
+    except ValueError:
+        return None
 
 
 def _bypasses(code: Any) -> bool:
@@ -876,7 +946,7 @@ def _install_hooks() -> None:
     if not _HOOK_INSTALLED:
         sys.addaudithook(_audit)
         if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=_forked)
+            os.register_at_fork(before=_forking, after_in_child=_forked)
         _HOOK_INSTALLED = True
     for owner, attribute, _original, watched in _REPLACED:
         setattr(owner, attribute, watched)
@@ -937,21 +1007,89 @@ def _unseen_start(start: Any) -> Any:
     return started
 
 
-def _fork_exec(*args: Any, **kwargs: Any) -> Any:
-    """``_posixsubprocess.fork_exec``, watched: ``subprocess.Popen`` raises an audit event
-    before it calls this, but multiprocessing's spawn and forkserver start methods call it
-    directly (``multiprocessing.util.spawnv_passfds``) and raise none, so their process
-    would run the repository's code unseen (and a forkserver would answer on a socket this
-    process bound). The context ran a subprocess."""
+def _follow(start: Any, describe: Any) -> Any:
+    """A function that starts a process and returns its pid (``_posixsubprocess.fork_exec``,
+    ``os.posix_spawn``, ``os.posix_spawnp``), watched: the context started a process, which
+    ``children`` follows (``Recorder.spawned``). multiprocessing's spawn and forkserver
+    start methods call fork_exec directly and raise no audit event. ``describe``: the
+    program files the start may run, in order, and the argv, from its arguments."""
+
+    def started(*args: Any, **kwargs: Any) -> Any:
+        recorder = _ACTIVE
+        if recorder is None or recorder._busy:
+            return start(*args, **kwargs)
+        local = recorder._local
+        local.spawning = getattr(local, "spawning", 0) + 1
+        try:
+            pid = start(*args, **kwargs)
+        finally:
+            local.spawning -= 1
+        recorder._busy = True
+        try:
+            programs, argv = describe(args, kwargs)
+            recorder.spawned(pid, children.decoded(programs), children.decoded(argv),
+                             sys._getframe(1))
+        finally:
+            recorder._busy = False
+        return pid
+
+    return started
+
+
+def _fork_exec_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    return args[1], args[0]  # (executable_list, args): the same from 3.9 to 3.14
+
+
+def _posix_spawn_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    return (args[0],), args[1]  # (path, argv, env, ...)
+
+
+def _posix_spawnp_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    env = args[2] if len(args) > 2 and isinstance(args[2], dict) else os.environ
+    found = shutil.which(os.fsdecode(args[0]), path=env.get("PATH"))
+    return (found or args[0],), args[1]
+
+
+def _execute_child(popen: Any, *args: Any, **kwargs: Any) -> Any:
+    """``subprocess.Popen._execute_child``, watched: its audit event comes before the start,
+    whose pid ``_follow`` notes. A start it did not note (a way to start a process no
+    wrapper sees) marks the context, as every process did before ``children``."""
+    recorder = _ACTIVE
+    if recorder is None or recorder._busy:
+        return _ORIGINAL_EXECUTE_CHILD(popen, *args, **kwargs)
+    local = recorder._local
+    noted = getattr(local, "noted", 0)
+    local.spawning = getattr(local, "spawning", 0) + 1
+    try:
+        return _ORIGINAL_EXECUTE_CHILD(popen, *args, **kwargs)
+    finally:
+        local.spawning -= 1
+        if getattr(local, "noted", 0) == noted:
+            recorder._busy = True
+            try:
+                recorder.on_event(_PROCESS, "subprocess.Popen", (None, popen.args),
+                                  sys._getframe(1))
+            finally:
+                recorder._busy = False
+
+
+def _forking() -> None:
+    """Before a fork (``os.fork``, a ``preexec_fn`` of ``subprocess``): the child runs
+    Python code no recorder sees (``_forked`` stops it there)."""
     recorder = _ACTIVE
     if recorder is not None and not recorder._busy:
         recorder._busy = True
+        local = recorder._local
+        spawning, local.spawning = getattr(local, "spawning", 0), 0
         try:
-            recorder.on_event(_PROCESS, "_posixsubprocess.fork_exec", args[:1], sys._getframe(1))
+            recorder.on_event(_PROCESS, "os.fork", (), _caller())
         finally:
+            local.spawning = spawning
             recorder._busy = False
-    return _ORIGINAL_FORK_EXEC(*args, **kwargs)
 
+
+_fork_exec = _follow(_ORIGINAL_FORK_EXEC, _fork_exec_args)
+_SPAWN_ARGS = {"posix_spawn": _posix_spawn_args, "posix_spawnp": _posix_spawnp_args}
 
 # Every function a recording replaces while it runs: (owner, attribute, original, watched).
 # The interpreter looks ``_find_and_load`` and ``_find_spec`` up on ``importlib._bootstrap`` at
@@ -964,6 +1102,10 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
     (socket.socket, "accept", _ORIGINAL_ACCEPT, _accept),
     *((_thread, name, getattr(_thread, name), _unseen_start(getattr(_thread, name)))
       for name in ("start_new_thread", "start_new") if hasattr(_thread, name)),
-    *([(_posixsubprocess, "fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec)]
+    *([(_posixsubprocess, "fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec),
+       (subprocess, "_fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec)]
       if _ORIGINAL_FORK_EXEC is not None else []),
+    (subprocess.Popen, "_execute_child", _ORIGINAL_EXECUTE_CHILD, _execute_child),
+    *((os, name, start, _follow(start, _SPAWN_ARGS[name]))
+      for name, start in _ORIGINAL_POSIX_SPAWN.items()),
 ]

@@ -1,0 +1,209 @@
+"""Python processes a recorded test starts, recorded too: their code counts for that test.
+
+A test that runs the project's command line (``subprocess.run([sys.executable, "-m",
+"app.cli"])``) ran repository code the recording process never saw, so it was
+``escalate:incomplete-witness`` and ran for every patch (issue 12: such tests are often the
+slowest). While recording, every process started gets, through its environment, a
+``sitecustomize`` that starts a recorder of its own (``child``) before the child runs
+anything; at its normal exit the child writes what it ran, read, listed and looked for, all
+of it as one flat *fragment*, into a folder the recording owns. The recording process notes
+each process it started (``Recorder.spawned``: pid, program, argv) and, at the end,
+charges each child's fragment to the context that started it (``merge``): the test, its
+fixture, or the import that did.
+
+A child is trusted only when its fragment proves it is the process the test started: its
+parent is this process, its pid is the one the start returned, it ran the interpreter file
+that was started (no shell, no wrapper script, nothing in between whose reads no one saw),
+with exactly the argv it was given. Otherwise the context stays incomplete, as before: a
+program that is not Python, a child that cleared its environment or ran with ``-E``, ``-I``
+or ``-S``, one still running at the end, one killed by a signal or ended by ``os._exit``
+(no normal exit, no fragment), one that forked or exec'd (its own recorder flags that).
+What a child started is followed the same way, by the child's recorder, into its fragment.
+
+Stdlib and ``harvest`` only, Python 3.9 syntax: it runs in the project's
+interpreter, and in every child of a recording.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from typing import Any, NamedTuple, Protocol
+
+from agentgate.witness import harvest
+
+FOLDER = "AGENTGATE_WITNESS_CHILDREN"  # where children write their fragments
+ROOT = "AGENTGATE_WITNESS_CHILD_ROOT"  # the repository they record
+FRAGMENT_VERSION = 1
+WHY = "ran a subprocess"
+# Started in each child by the interpreter's ``site`` (on ``PYTHONPATH``), then the
+# ``sitecustomize`` it hides, if the environment has one. It must never break the child.
+_SITECUSTOMIZE = '''\
+"""agentgate witness: record this process for the test that started it."""
+
+
+def _agentgate_witness():
+    try:
+        from agentgate.witness import child
+    except Exception:
+        return
+    child.start()
+
+
+def _chain():
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
+
+
+_agentgate_witness()
+_chain()
+'''
+
+
+class Spawn(NamedTuple):
+    """A process a context started: its pid, the program files the start could have run
+    (in the order it tried them), and its argv."""
+
+    pid: int
+    context: str
+    programs: tuple[str, ...]
+    argv: tuple[str, ...]
+
+
+class Spawner(Protocol):
+    """What ``merge`` reads from a recorder (``recorder.Recorder``), which imports this
+    module: the dependency runs one way."""
+
+    child_folder: str | None
+    spawns: list[Spawn]
+
+
+class Following:
+    """The recording process's side: the folder, the ``sitecustomize`` that children load,
+    and the environment that leads them there (restored at ``stop``)."""
+
+    def __init__(self, root: str) -> None:
+        self.folder = tempfile.mkdtemp(prefix="agentgate-children-")
+        with open(os.path.join(self.folder, "sitecustomize.py"), "w", encoding="utf-8") as fh:
+            fh.write(_SITECUSTOMIZE)
+        self._saved = {n: os.environ.get(n) for n in (FOLDER, ROOT, "PYTHONPATH")}
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.folder, old) if p)
+        os.environ[FOLDER] = self.folder
+        os.environ[ROOT] = root
+        atexit.register(self.remove)  # also when the recording never reaches its harvest
+
+    def stop(self) -> None:
+        for name, value in self._saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def merge(rec: Spawner, out: dict[str, Any]) -> None:
+    """Charge each process ``rec`` started to the context that started it (``out``: the
+    raw recording's ``contexts``, ``unwatched`` and ``top_names``), or mark that context
+    incomplete where the child left no fragment that proves it is that process."""
+    if rec.child_folder is None or not rec.spawns:
+        return
+    fragments = _fragments(rec.child_folder)
+    by_pid: dict[int, list[Spawn]] = {}
+    for spawn in rec.spawns:
+        by_pid.setdefault(spawn.pid, []).append(spawn)
+    unwatched: set[str] = set(out.get("unwatched", ()))
+    top_names: set[str] = set(out.get("top_names", ()))
+    for pid, spawns in by_pid.items():
+        found = fragments.get(pid, [])
+        # A pid used twice needs a fragment for each start, and each start gets them all.
+        trusted = len(found) >= len(spawns) and all(
+            _proves(f, s) for f in found for s in spawns)
+        for spawn in spawns:
+            entry = out["contexts"].setdefault(spawn.context, harvest.empty_entry())
+            if not trusted:
+                entry["flags"].setdefault(WHY, _unfollowed(spawn))
+                continue
+            for fragment in found:
+                _add(entry, fragment["context"])
+                unwatched.update(fragment.get("unwatched", ()))
+                top_names.update(fragment.get("top_names", ()))
+    out["unwatched"] = sorted(unwatched)
+    out["top_names"] = sorted(top_names)
+
+
+def _fragments(folder: str) -> dict[int, list[dict[str, Any]]]:
+    """The fragments of this process's children, by pid."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    me = os.getpid()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if not name.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    fragment = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if (isinstance(fragment, dict) and fragment.get("version") == FRAGMENT_VERSION
+                    and fragment.get("ppid") == me and isinstance(fragment.get("pid"), int)):
+                found.setdefault(fragment["pid"], []).append(fragment)
+    return found
+
+
+def _proves(fragment: dict[str, Any], spawn: Spawn) -> bool:
+    """Whether the child that wrote ``fragment`` is the interpreter ``spawn`` started
+    itself, with its argv: nothing ran in between that its recorder could not see."""
+    program = next((p for p in spawn.programs
+                    if os.path.isfile(p) and os.access(p, os.X_OK)), None)
+    return (program is not None and os.path.realpath(program) == fragment.get("executable")
+            and fragment.get("argv") == list(spawn.argv))
+
+
+def _unfollowed(spawn: Spawn) -> str:
+    what = " ".join(spawn.argv[:3]) or (spawn.programs[0] if spawn.programs else "?")
+    return f"{what} (not a recorded Python child)"[:120]
+
+
+def flatten(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    flat = harvest.empty_entry()
+    for entry in entries:
+        _add(flat, entry)
+    return flat
+
+
+def _add(into: dict[str, Any], entry: dict[str, Any]) -> None:
+    """One context's record added to another's (imports are not carried: a child's import
+    contexts are flattened into it, every module code it ran counted as its own)."""
+    for path, names in entry.get("units", {}).items():
+        into["units"][path] = sorted(set(into["units"].get(path, ())) | set(names))
+    for key in ("opened", "listed", "missing"):
+        into[key] = sorted(set(into[key]) | set(entry.get(key, ())))
+    for path, names in entry.get("reads", {}).items():
+        into["reads"][path] = sorted(set(into["reads"].get(path, ())) | set(names))
+    for why, what in entry.get("flags", {}).items():
+        into["flags"].setdefault(why, what)
+
+
+def decoded(values: Iterable[Any]) -> tuple[str, ...]:
+    """An argv or a list of programs as the child will see them (bytes decoded as the file
+    system does)."""
+    return tuple(os.fsdecode(v) if isinstance(v, (bytes, os.PathLike)) else str(v)
+                 for v in values)

@@ -1,0 +1,167 @@
+"""Python processes a test starts are recorded for that test (``agentgate.witness.children``).
+
+A test that runs the project's command line in a subprocess ran repository code the
+recording process never saw: it was ``escalate:incomplete-witness`` and ran for every
+patch. Now the child records itself and the test is narrowed like any other: it reruns when
+what the child ran or read changes, not otherwise. A child that cannot prove it is the
+process the test started (a shell in between, a cleared environment, killed, ended by
+``os._exit``, code run in a forked child) leaves the test incomplete, and so does whatever
+the child itself could not follow. One recording, real patches, real ``witness record``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import labelled, recorded_repo
+
+CORE = ("RATE = 2\n\n\ndef double(x):\n    return 2 * x\n\n\n"
+        "def triple(x):\n    return 3 * x\n")
+CLI = (
+    "import sys\n\nfrom app import core\n\n\n"
+    "def main(argv):\n"
+    "    if argv[0] == 'table':\n"
+    "        with open('data/table.txt') as fh:\n            print(fh.read().strip())\n"
+    "        return\n"
+    "    print(core.double(int(argv[0])))\n\n\n"
+    "if __name__ == '__main__':\n    main(sys.argv[1:])\n"
+)
+SETTINGS = ("import sys\nimport types\n\n\nclass _Settings(types.ModuleType):\n    pass\n\n\n"
+            "LIMIT = 5\nsys.modules[__name__].__class__ = _Settings\n")
+RUN = ("import subprocess\nimport sys\nfrom pathlib import Path\n\n"
+       "HERE = Path(__file__).parent\n\n\n")
+CLI_ARGS = "[sys.executable, '-m', 'app.cli', '4']"
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/core.py": CORE,
+    "app/cli.py": CLI,
+    "data/table.txt": "a 1\n",
+    # Read by names computed at run time: seen by the child's watcher (core), or not seen
+    # at all (settings has a module class of its own, which the watcher cannot replace).
+    "app/show.py": "from app import core, settings\n\n\n"
+    "def rate():\n    return getattr(core, 'RA' + 'TE')\n\n\n"
+    "def limit():\n    return getattr(settings, 'LIM' + 'IT')\n",
+    "app/settings.py": SETTINGS,
+    # Followed: the command line as a module, a script of the tests, a grandchild, a data
+    # file only the child reads, multiprocessing's spawn start method.
+    "tests/test_cli.py": RUN
+    + f"def test_cli():\n    out = subprocess.run({CLI_ARGS}, capture_output=True,\n"
+    "                         text=True, check=True).stdout\n    assert out.split() == ['8']\n\n\n"
+    "def test_table():\n    out = subprocess.run([sys.executable, '-m', 'app.cli', 'table'],\n"
+    "                         capture_output=True, text=True, check=True).stdout\n"
+    "    assert out.strip() == 'a 1'\n\n\n"
+    "SHOW = 'from app import show; print(show.'\n\n\n"
+    "def test_dynamic_rate():\n"
+    "    out = subprocess.run([sys.executable, '-c', SHOW + 'rate())'],\n"
+    "                         capture_output=True, text=True, check=True).stdout\n"
+    "    assert out.strip() == '2'\n\n\n"
+    "def test_dynamic_limit():\n"
+    "    out = subprocess.run([sys.executable, '-c', SHOW + 'limit())'],\n"
+    "                         capture_output=True, text=True, check=True).stdout\n"
+    "    assert out.strip() == '5'\n\n\n"
+    "def test_script():\n"
+    "    subprocess.run([sys.executable, str(HERE / 'helper.py')], check=True)\n\n\n"
+    "def test_nested():\n"
+    "    subprocess.run([sys.executable, str(HERE / 'nested.py')], check=True)\n\n\n"
+    "def test_in_process():\n    from app import core\n\n    assert core.triple(1) == 3\n",
+    "tests/helper.py": "import os\nimport sys\n\n"
+    "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+    "from app import core  # noqa: E402\n\nassert core.triple(2) == 6\n",
+    "tests/nested.py": "import subprocess\nimport sys\n\n"
+    f"subprocess.run({CLI_ARGS}, check=True, capture_output=True)\n",
+    # The first start of the spawn method also starts multiprocessing's resource tracker,
+    # a process that lives until this one ends: it leaves no record by then.
+    **{
+        f"tests/test_mp_{n}.py": "import multiprocessing\n\nfrom app import core\n\n\n"
+        "def test_mp():\n    process = multiprocessing.get_context('spawn').Process(\n"
+        "        target=core.double, args=(1,))\n"
+        "    process.start()\n    process.join()\n    assert process.exitcode == 0\n"
+        for n in ("1_tracker", "2_spawn")
+    },
+    # Each one an attack: a child that does not prove it is the process the test started,
+    # or that did what the witness cannot follow. Each runs double; the patches change
+    # triple, which none of them runs.
+    "tests/test_unproven.py": RUN
+    + "CODE = 'from app import core; core.double(1)'\n\n\n"
+    "def test_shell():  # the shell execs python: the same pid, the shell's reads unseen\n"
+    "    subprocess.run(f'exec {sys.executable} -c \"{CODE}\"', shell=True, check=True)\n\n\n"
+    "def test_reexec():  # the same interpreter, exec'd with other arguments: what ran before\n"
+    "    subprocess.run([sys.executable, '-c', CODE + '; import os, sys; '\n"
+    "                    'os.execv(sys.executable, [sys.executable, \"-c\", \"pass\"])'],\n"
+    "                   check=True)\n\n\n"
+    "def test_cleared_env():\n"
+    "    subprocess.run([sys.executable, '-c', CODE], env={}, check=True)\n\n\n"
+    "def test_killed():\n"
+    "    child = subprocess.Popen([sys.executable, '-c', CODE + '; input()'],\n"
+    "                             stdin=subprocess.PIPE)\n    child.kill()\n    child.wait()\n\n\n"
+    "def test_exit_early():\n"
+    "    subprocess.run([sys.executable, '-c', CODE + '; import os; os._exit(0)'],\n"
+    "                   check=True)\n\n\n"
+    "def test_preexec():\n"
+    "    subprocess.run([sys.executable, '-c', CODE], preexec_fn=lambda: None, check=True)\n\n\n"
+    "def test_child_network():\n"
+    "    subprocess.run([sys.executable, '-c', CODE + '; import socket; s = socket.socket()\\n'\n"
+    "                    'try: s.connect((\"127.0.0.1\", 9))\\nexcept OSError: pass'],\n"
+    "                   check=True)\n\n\n"
+    "def test_child_program():\n"
+    "    subprocess.run([sys.executable, '-c', CODE + '; import subprocess; '\n"
+    "                    'subprocess.run([\"true\"])'], check=True)\n",
+}
+CLI_TEST = "tests/test_cli.py::test_cli"
+TABLE = "tests/test_cli.py::test_table"
+DYNAMIC = "tests/test_cli.py::test_dynamic_rate"
+LIMIT = "tests/test_cli.py::test_dynamic_limit"
+SCRIPT = "tests/test_cli.py::test_script"
+NESTED = "tests/test_cli.py::test_nested"
+IN_PROCESS = "tests/test_cli.py::test_in_process"
+TRACKER = "tests/test_mp_1_tracker.py::test_mp"
+SPAWN = "tests/test_mp_2_spawn.py::test_mp"
+UNPROVEN = tuple(f"tests/test_unproven.py::test_{name}" for name in (
+    "shell", "reexec", "cleared_env", "killed", "exit_early", "preexec", "child_network",
+    "child_program"))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+def test_a_patch_the_children_did_not_run_skips_them(recorded: tuple[GitRepo, str]) -> None:
+    labels = labelled(recorded, "triple", {"app/core.py": CORE.replace("3 * x", "x * 3")})
+    assert labels[SCRIPT] == labels[IN_PROCESS] == IMPACTED
+    assert labels[CLI_TEST] == labels[TABLE] == labels[NESTED] == labels[SPAWN] == SKIP
+    assert labels[DYNAMIC] == SKIP
+
+
+def test_what_a_child_ran_reruns_its_test(recorded: tuple[GitRepo, str]) -> None:
+    labels = labelled(recorded, "double", {"app/core.py": CORE.replace("2 * x", "x * 2")})
+    assert labels[CLI_TEST] == labels[NESTED] == labels[SPAWN] == IMPACTED
+    assert labels[TABLE] == labels[SCRIPT] == labels[IN_PROCESS] == SKIP
+
+
+def test_what_a_child_read_reruns_its_test(recorded: tuple[GitRepo, str]) -> None:
+    labels = labelled(recorded, "data", {"data/table.txt": "a 2\n"})
+    assert labels[TABLE] == IMPACTED
+    assert labels[CLI_TEST] == labels[NESTED] == SKIP
+    # A module attribute only the child read, by a name it computed (``core.RATE``),
+    # rebound by the patch: the child's watcher saw the read.
+    labels = labelled(recorded, "rate", {"app/core.py": CORE.replace("RATE = 2", "RATE = 3")})
+    assert labels[DYNAMIC] == IMPACTED
+    assert labels[CLI_TEST] == labels[NESTED] == labels[IN_PROCESS] == labels[SCRIPT] == SKIP
+    assert labels[LIMIT] == SKIP
+    # A module whose reads no watcher saw: every reader of a changed name of it reruns.
+    labels = labelled(recorded, "limit", {"app/settings.py": SETTINGS.replace("5", "6")})
+    assert labels[LIMIT] == IMPACTED
+    assert labels[IN_PROCESS] == labels[SCRIPT] == SKIP
+
+
+def test_a_child_that_proves_nothing_stays_incomplete(recorded: tuple[GitRepo, str]) -> None:
+    labels = labelled(recorded, "unproven", {"app/core.py": CORE.replace("3 * x", "x * 3")})
+    assert {n: labels[n] for n in (*UNPROVEN, TRACKER)} == dict.fromkeys(
+        (*UNPROVEN, TRACKER), ESCALATE)
