@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import json
 import os
 import sys
+import threading
+import types
 from typing import Any
 
 from agentgate.witness import children, harvest, recorder, units
@@ -24,21 +27,23 @@ def start() -> None:
     if not folder or not root or not os.path.isdir(folder) or recorder.active() is not None:
         return
     rec = recorder.Recorder(root=root, child_folder=folder)
-    rec.on_trace = lambda: _exit_after(rec)
+    rec.on_trace = lambda: _keep_tracing(rec)
     try:
         rec.start(lazy=True)
     except Exception:
         rec.abandon()
         return
+    # Registered before anything of the child's: run after every exit handler it
+    # registers (``logging``'s shutdown flushing a repository's handler), all traced.
     atexit.register(_exit, rec)
 
 
-def _exit_after(rec: recorder.Recorder) -> None:
-    """Once tracing started: the fragment is written before the exit handlers registered
-    until then run (coverage's stops its tracer), after those registered later (the
-    child's own, which run traced)."""
-    atexit.unregister(_exit)
-    atexit.register(_exit, rec)
+def _keep_tracing(rec: recorder.Recorder) -> None:
+    """coverage stops its tracer in an exit handler of its own, registered as it starts,
+    so run before ``_exit``: the handlers in between would run unseen. ``_exit`` stops it."""
+    handler = getattr(getattr(rec.lines, "cov", None), "_atexit", None)
+    if handler is not None:
+        atexit.unregister(handler)
 
 
 def _exit(rec: recorder.Recorder) -> None:
@@ -46,6 +51,9 @@ def _exit(rec: recorder.Recorder) -> None:
     replaced by a recording of its own)."""
     if recorder.active() is not rec or rec.child_folder is None:
         return
+    late = _after_exit(rec)
+    if late:
+        rec.contexts["c"].flags.setdefault(children.WHY, late)
     rec.stop()
     found = units.by_context(rec)
     out: dict[str, Any] = {
@@ -77,3 +85,31 @@ def _exit(rec: recorder.Recorder) -> None:
         with open(name + ".tmp", "w", encoding="utf-8") as fh:
             fh.write(json.dumps(fragment))
         os.replace(name + ".tmp", name + ".json")
+
+
+def _after_exit(rec: recorder.Recorder) -> str | None:
+    """What of the repository may still run once this exit handler returned, untraced:
+    at finalization, an object of a class of the repository with a ``__del__``, a
+    repository generator or coroutine still suspended (closing it runs its ``finally``), or
+    a thread still running. None when there is none."""
+    if any(t is not threading.main_thread() and t.is_alive() for t in threading.enumerate()):
+        return "a thread still running at the child's exit"
+    seen: set[type] = set()
+    for obj in gc.get_objects():
+        frame = None
+        if isinstance(obj, _SUSPENDABLE):
+            frame = next((f for f in (getattr(obj, a, None) for a in _FRAMES) if f), None)
+        if frame is not None and rec.in_file(frame.f_code.co_filename):
+            return f"a suspended {frame.f_code.co_name} at the child's exit"[:120]
+        kind = type(obj)
+        if kind in seen:
+            continue
+        seen.add(kind)
+        code = getattr(getattr(kind, "__del__", None), "__code__", None)
+        if code is not None and rec.in_file(code.co_filename):
+            return f"{kind.__qualname__}.__del__ may run at the child's exit"[:120]
+    return None
+
+
+_SUSPENDABLE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+_FRAMES = ("gi_frame", "cr_frame", "ag_frame")

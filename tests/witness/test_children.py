@@ -32,6 +32,14 @@ CLI = (
 )
 SETTINGS = ("import sys\nimport types\n\n\nclass _Settings(types.ModuleType):\n    pass\n\n\n"
             "LIMIT = 5\nsys.modules[__name__].__class__ = _Settings\n")
+LATE = (
+    "import logging\nimport threading\nimport time\n\nfrom app import core\n\n\n"
+    "class Late:\n    def __del__(self):\n        core.double(1)\n\n\n"
+    "def gen():\n    try:\n        yield 1\n    finally:\n        core.double(1)\n\n\n"
+    "def linger():\n    threading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\n\n\n"
+    "class Handler(logging.Handler):\n    def emit(self, record):\n        pass\n\n"
+    "    def flush(self):\n        core.double(1)\n"
+)
 RUN = ("import subprocess\nimport sys\nfrom pathlib import Path\n\n"
        "HERE = Path(__file__).parent\n\n\n")
 CLI_ARGS = "[sys.executable, '-m', 'app.cli', '4']"
@@ -48,6 +56,7 @@ FILES = {
     "def rate():\n    return getattr(core, 'RA' + 'TE')\n\n\n"
     "def limit():\n    return getattr(settings, 'LIM' + 'IT')\n",
     "app/settings.py": SETTINGS,
+    "app/late.py": LATE,
     # Followed: the command line as a module, a script of the tests, a grandchild, a data
     # file only the child reads, multiprocessing's spawn start method.
     "tests/test_cli.py": RUN
@@ -109,6 +118,18 @@ FILES = {
     "    subprocess.run([sys.executable, '-c', CODE + '; import socket; s = socket.socket()\\n'\n"
     "                    'try: s.connect((\"127.0.0.1\", 9))\\nexcept OSError: pass'],\n"
     "                   check=True)\n\n\n"
+    "def test_late_del():  # a finalizer of the repository's runs after the record\n"
+    "    subprocess.run([sys.executable, '-c', 'from app import late; KEEP = late.Late()'],\n"
+    "                   check=True)\n\n\n"
+    "def test_late_generator():  # closing a suspended generator runs its finally\n"
+    "    subprocess.run([sys.executable, '-c', 'from app import late; G = late.gen(); next(G)'],\n"
+    "                   check=True)\n\n\n"
+    "def test_late_thread():\n"
+    "    subprocess.run([sys.executable, '-c', 'from app import late; late.linger()'],\n"
+    "                   check=True)\n\n\n"
+    "def test_late_logging():  # logging's exit handler, registered first, flushes ours\n"
+    "    subprocess.run([sys.executable, '-c', 'import logging; from app import late; '\n"
+    "                    'logging.getLogger().addHandler(late.Handler())'], check=True)\n\n\n"
     "def test_child_program():\n"
     "    subprocess.run([sys.executable, '-c', CODE + '; import subprocess; '\n"
     "                    'subprocess.run([\"true\"])'], check=True)\n",
@@ -124,7 +145,8 @@ TRACKER = "tests/test_mp_1_tracker.py::test_mp"
 SPAWN = "tests/test_mp_2_spawn.py::test_mp"
 UNPROVEN = tuple(f"tests/test_unproven.py::test_{name}" for name in (
     "shell", "reexec", "cleared_env", "killed", "exit_early", "preexec", "child_network",
-    "child_program"))
+    "child_program", "late_del", "late_generator", "late_thread"))
+LOGGING = "tests/test_unproven.py::test_late_logging"
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +181,13 @@ def test_what_a_child_read_reruns_its_test(recorded: tuple[GitRepo, str]) -> Non
     labels = labelled(recorded, "limit", {"app/settings.py": SETTINGS.replace("5", "6")})
     assert labels[LIMIT] == IMPACTED
     assert labels[IN_PROCESS] == labels[SCRIPT] == SKIP
+
+
+def test_exit_handlers_of_a_child_are_traced(recorded: tuple[GitRepo, str]) -> None:
+    labels = labelled(recorded, "double", {"app/core.py": CORE.replace("2 * x", "x * 2")})
+    assert labels[LOGGING] == IMPACTED
+    labels = labelled(recorded, "triple", {"app/core.py": CORE.replace("3 * x", "x * 3")})
+    assert labels[LOGGING] == SKIP
 
 
 def test_a_child_that_proves_nothing_stays_incomplete(recorded: tuple[GitRepo, str]) -> None:
