@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Protocol
@@ -106,6 +107,10 @@ class Following:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.folder, old) if p)
         os.environ[FOLDER] = self.folder
         os.environ[ROOT] = root
+        # Last on this process's own path too: a test that hands its child ``sys.path`` as
+        # the child's PYTHONPATH (pyflakes' does) leads it here all the same. The folder
+        # holds nothing else to import.
+        sys.path.append(self.folder)
         atexit.register(self.remove)  # also when the recording never reaches its harvest
 
     def stop(self) -> None:
@@ -114,6 +119,8 @@ class Following:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        with contextlib.suppress(ValueError):
+            sys.path.remove(self.folder)
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -78,6 +78,9 @@ FILES = {
     "    subprocess.run([sys.executable, str(HERE / 'helper.py')], check=True)\n\n\n"
     "def test_nested():\n"
     "    subprocess.run([sys.executable, str(HERE / 'nested.py')], check=True)\n\n\n"
+    "def test_path_as_pythonpath():  # the child's PYTHONPATH is this process's sys.path\n"
+    "    import os\n\n    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)}\n"
+    f"    subprocess.run({CLI_ARGS}, env=env, check=True, capture_output=True)\n\n\n"
     "def test_in_process():\n    from app import core\n\n    assert core.triple(1) == 3\n",
     "tests/helper.py": "import os\nimport sys\n\n"
     "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
@@ -140,6 +143,7 @@ DYNAMIC = "tests/test_cli.py::test_dynamic_rate"
 LIMIT = "tests/test_cli.py::test_dynamic_limit"
 SCRIPT = "tests/test_cli.py::test_script"
 NESTED = "tests/test_cli.py::test_nested"
+AS_PATH = "tests/test_cli.py::test_path_as_pythonpath"
 IN_PROCESS = "tests/test_cli.py::test_in_process"
 TRACKER = "tests/test_mp_1_tracker.py::test_mp"
 SPAWN = "tests/test_mp_2_spawn.py::test_mp"
@@ -158,12 +162,12 @@ def test_a_patch_the_children_did_not_run_skips_them(recorded: tuple[GitRepo, st
     labels = labelled(recorded, "triple", {"app/core.py": CORE.replace("3 * x", "x * 3")})
     assert labels[SCRIPT] == labels[IN_PROCESS] == IMPACTED
     assert labels[CLI_TEST] == labels[TABLE] == labels[NESTED] == labels[SPAWN] == SKIP
-    assert labels[DYNAMIC] == SKIP
+    assert labels[DYNAMIC] == labels[AS_PATH] == SKIP
 
 
 def test_what_a_child_ran_reruns_its_test(recorded: tuple[GitRepo, str]) -> None:
     labels = labelled(recorded, "double", {"app/core.py": CORE.replace("2 * x", "x * 2")})
-    assert labels[CLI_TEST] == labels[NESTED] == labels[SPAWN] == IMPACTED
+    assert labels[CLI_TEST] == labels[NESTED] == labels[SPAWN] == labels[AS_PATH] == IMPACTED
     assert labels[TABLE] == labels[SCRIPT] == labels[IN_PROCESS] == SKIP
 
 
