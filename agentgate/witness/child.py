@@ -67,9 +67,12 @@ def _exit(rec: recorder.Recorder) -> None:
     flat = children.flatten(
         entry if not name.startswith("i:") or rec.import_files.get(name)
         else {**entry, "flags": {}} for name, entry in out["contexts"].items())
-    # Modules imported before this recorder started ran unseen: all of each counts.
+    # Modules imported before this recorder started ran unseen, and what they read
+    # (``python -W error::app.warn.W`` imports app.warn before ``site``): all of each
+    # counts, and the test is incomplete.
     for path, names in harvest.preloaded_blocks(rec).items():
         flat["units"][path] = sorted(set(flat["units"].get(path, ())) | set(names))
+        flat["flags"].setdefault(children.WHY, f"{path} imported before its recorder started")
     fragment = {
         "version": children.FRAGMENT_VERSION,
         "pid": os.getpid(),
@@ -88,27 +91,45 @@ def _exit(rec: recorder.Recorder) -> None:
 
 
 def _after_exit(rec: recorder.Recorder) -> str | None:
-    """What of the repository may still run once this exit handler returned, untraced:
-    at finalization, an object of a class of the repository with a ``__del__``, a
-    repository generator or coroutine still suspended (closing it runs its ``finally``), or
-    a thread still running. None when there is none."""
+    """What of the repository may still run once this exit handler returned, untraced: a
+    thread still running; at the flush of the standard streams, one that is an object of a
+    class of the repository; at finalization, an object of such a class that has a
+    finalizer (``__del__`` of its own or inherited, a file object's ``close``), and a
+    suspended repository generator or coroutine (closing it runs its ``finally``). None
+    when there is none."""
     if any(t is not threading.main_thread() and t.is_alive() for t in threading.enumerate()):
         return "a thread still running at the child's exit"
-    seen: set[type] = set()
+    classes: dict[type, bool] = {}
+
+    def of_repository(kind: type) -> bool:
+        if kind not in classes:
+            classes[kind] = any(_defined_in(rec, c) for c in kind.__mro__)
+        return classes[kind]
+
+    for name in ("stdout", "stderr", "stdin", "__stdout__", "__stderr__"):
+        if of_repository(type(getattr(sys, name, None))):
+            return f"sys.{name} is a {type(getattr(sys, name)).__qualname__}"[:120]
     for obj in gc.get_objects():
-        frame = None
         if isinstance(obj, _SUSPENDABLE):
             frame = next((f for f in (getattr(obj, a, None) for a in _FRAMES) if f), None)
-        if frame is not None and rec.in_file(frame.f_code.co_filename):
-            return f"a suspended {frame.f_code.co_name} at the child's exit"[:120]
-        kind = type(obj)
-        if kind in seen:
+            if frame is not None and rec.in_file(frame.f_code.co_filename):
+                return f"a suspended {frame.f_code.co_name} at the child's exit"[:120]
             continue
-        seen.add(kind)
-        code = getattr(getattr(kind, "__del__", None), "__code__", None)
-        if code is not None and rec.in_file(code.co_filename):
-            return f"{kind.__qualname__}.__del__ may run at the child's exit"[:120]
+        kind = type(obj)
+        # File objects have the ``__del__`` that closes them (``io.IOBase``).
+        if kind not in classes and hasattr(kind, "__del__") and of_repository(kind):
+            return f"{kind.__qualname__} may be finalized after the child's record"[:120]
+        classes.setdefault(kind, False)
     return None
+
+
+def _defined_in(rec: recorder.Recorder, kind: type) -> bool:
+    """Whether a class comes from the repository: its module's file, or a function of it."""
+    module = sys.modules.get(getattr(kind, "__module__", "") or "")
+    if module is not None and rec.rel(harvest.module_file(kind.__module__, module)):
+        return True
+    return any(rec.in_file(getattr(getattr(v, "__code__", None), "co_filename", None))
+               for v in vars(kind).values())
 
 
 _SUSPENDABLE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)

@@ -40,6 +40,7 @@ from agentgate.witness import harvest
 
 FOLDER = "AGENTGATE_WITNESS_CHILDREN"  # where children write their fragments
 ROOT = "AGENTGATE_WITNESS_CHILD_ROOT"  # the repository they record
+MARKER = "agentgate-witness-children"  # in the folder: its sitecustomize is this one
 FRAGMENT_VERSION = 1
 WHY = "ran a subprocess"
 # Started in each child by the interpreter's ``site`` (on ``PYTHONPATH``), then the
@@ -62,8 +63,9 @@ def _chain():
     import os
     import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    # Not this folder, nor another recording's (a recorded test that records in turn).
+    path = [p for p in sys.path
+            if not os.path.exists(os.path.join(p or ".", "agentgate-witness-children"))]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if spec is not None and spec.loader is not None:
         module = importlib.util.module_from_spec(spec)
@@ -84,6 +86,7 @@ class Spawn(NamedTuple):
     context: str
     programs: tuple[str, ...]
     argv: tuple[str, ...]
+    lingered: bool = False  # still running when the test that started it ended
 
 
 class Spawner(Protocol):
@@ -102,6 +105,8 @@ class Following:
         self.folder = tempfile.mkdtemp(prefix="agentgate-children-")
         with open(os.path.join(self.folder, "sitecustomize.py"), "w", encoding="utf-8") as fh:
             fh.write(_SITECUSTOMIZE)
+        with open(os.path.join(self.folder, MARKER), "w", encoding="utf-8"):
+            pass  # what ``sitecustomize`` chains past
         self._saved = {n: os.environ.get(n) for n in (FOLDER, ROOT, "PYTHONPATH")}
         old = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.folder, old) if p)
@@ -126,6 +131,30 @@ class Following:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def ended(rec: Spawner, context: str) -> None:
+    """A test ended: a process it started that has not exited yet (no fragment) may go on
+    to serve later tests, whose code would run in it charged to this one (a pool a test
+    created and left for the next). Such a start is not trusted (``merge``)."""
+    if rec.child_folder is None or not any(s.context == context for s in rec.spawns):
+        return
+    with contextlib.suppress(OSError):
+        done = {n.partition("-")[0] for n in os.listdir(rec.child_folder) if n.endswith(".json")}
+        rec.spawns[:] = [s._replace(lingered=True) if s.context == context
+                         and str(s.pid) not in done else s for s in rec.spawns]
+
+
+def exec_record(folder: str | None) -> None:
+    """This child is about to replace itself (``os.exec*``): what it ran so far is in no
+    fragment, and the new program's may prove the same pid, interpreter and argv (a program
+    that re-executes itself). A record that says so keeps the start untrusted."""
+    if folder is None:
+        return
+    name = os.path.join(folder, f"{os.getpid()}-{os.urandom(6).hex()}.json")
+    with contextlib.suppress(OSError), open(name, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"version": FRAGMENT_VERSION, "pid": os.getpid(),
+                             "ppid": os.getppid(), "exec": True}))
+
+
 def merge(rec: Spawner, out: dict[str, Any]) -> None:
     """Charge each process ``rec`` started to the context that started it (``out``: the
     raw recording's ``contexts``, ``unwatched`` and ``top_names``), or mark that context
@@ -142,15 +171,19 @@ def merge(rec: Spawner, out: dict[str, Any]) -> None:
         found = fragments.get(pid, [])
         # A pid used twice needs a fragment for each start, and each start gets them all.
         trusted = len(found) >= len(spawns) and all(
-            _proves(f, s) for f in found for s in spawns)
+            _proves(f, s) for f in found for s in spawns) and not any(
+            s.lingered for s in spawns)
         for spawn in spawns:
             entry = out["contexts"].setdefault(spawn.context, harvest.empty_entry())
             if not trusted:
                 entry["flags"].setdefault(WHY, _unfollowed(spawn))
                 continue
             for fragment in found:
-                _add(entry, fragment["context"])
-                unwatched.update(fragment.get("unwatched", ()))
+                _add(entry, fragment.get("context", {}))
+                if not fragment.get("context", {}).get("flags"):
+                    # Whose reads the child did not see: for every test, as the recording
+                    # has one list; a flagged child's test runs anyway.
+                    unwatched.update(fragment.get("unwatched", ()))
                 top_names.update(fragment.get("top_names", ()))
     out["unwatched"] = sorted(unwatched)
     out["top_names"] = sorted(top_names)
@@ -180,7 +213,8 @@ def _proves(fragment: dict[str, Any], spawn: Spawn) -> bool:
     itself, with its argv: nothing ran in between that its recorder could not see."""
     program = next((p for p in spawn.programs
                     if os.path.isfile(p) and os.access(p, os.X_OK)), None)
-    return (program is not None and os.path.realpath(program) == fragment.get("executable")
+    return (program is not None and not fragment.get("exec")
+            and os.path.realpath(program) == fragment.get("executable")
             and fragment.get("argv") == list(spawn.argv))
 
 

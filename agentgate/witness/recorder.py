@@ -517,6 +517,8 @@ class Recorder:
             return
         if kind == _PROCESS:
             self._spawned += 1
+            if self.child and event == "os.exec":
+                children.exec_record(self.child_folder)
             if getattr(self._local, "spawning", 0):
                 return  # a start ``_follow`` notes (``spawned``) once it has the pid
         elif kind == _NETWORK and self._in_process(event, args):
@@ -643,6 +645,9 @@ class Recorder:
             if frame is None:
                 break
             name = frame.f_code.co_filename
+            if _loader_read(frame):
+                frame = frame.f_back  # a loader's data read for its caller (pkgutil.get_data)
+                continue
             if name.startswith(("<frozen ", *self._skip_callers)):
                 return _TOOL
             if "site-packages" in name or "dist-packages" in name:
@@ -683,6 +688,7 @@ class Recorder:
 
     def end_test(self, ctx: str) -> None:
         self._retrace()
+        children.ended(self, ctx)
         self.pop(ctx)
 
     def used_fixtures(self, nodeid: str, keys: set[str]) -> None:
@@ -858,6 +864,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         where = args[_RUNS[event]] if len(args) > _RUNS[event] else None
         if recorder.in_file(getattr(where, "co_filename", where)):
             recorder.wake()
+    if event == "cpython.run_file" and args and recorder.child and not recorder.in_file(
+            args[0]) and recorder.in_file(os.path.realpath(os.fsdecode(args[0]))):
+        # A child's script that is a file of the repository under a path outside it (a
+        # link a test made): what it runs is traced under that path, outside the root.
+        recorder.context.flags.setdefault(children.WHY, f"ran {args[0]!r}"[:120])
     if event == "exec" and args and _bypasses(args[0]) and (
             not recorder._outside() or recorder._origin(_caller()) == _REPO):
         # Its reads of module attributes are not all seen: the context is incomplete.
@@ -871,6 +882,17 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recorder.on_event(kind, event, args, caller)
     finally:
         recorder._busy = False
+
+
+def _loader_read(frame: Any) -> bool:
+    """Whether a frame is an import loader's ``get_data`` called for something else than
+    the import system's ``get_code`` (``pkgutil.get_data`` reads a package's data file
+    through it): the read is its caller's, not the import system's."""
+    code = frame.f_code
+    if code.co_name != "get_data" or not code.co_filename.startswith("<frozen "):
+        return False
+    caller = frame.f_back
+    return caller is None or caller.f_code.co_name != "get_code"
 
 
 def _caller() -> Any:

@@ -11,10 +11,15 @@ the child itself could not follow. One recording, real patches, real ``witness r
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from agentgate.witness import children
 from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import labelled, recorded_repo
@@ -33,12 +38,19 @@ CLI = (
 SETTINGS = ("import sys\nimport types\n\n\nclass _Settings(types.ModuleType):\n    pass\n\n\n"
             "LIMIT = 5\nsys.modules[__name__].__class__ = _Settings\n")
 LATE = (
-    "import logging\nimport threading\nimport time\n\nfrom app import core\n\n\n"
+    "import io\nimport logging\nimport threading\nimport time\n\nfrom app import core\n\n\n"
     "class Late:\n    def __del__(self):\n        core.double(1)\n\n\n"
     "def gen():\n    try:\n        yield 1\n    finally:\n        core.double(1)\n\n\n"
     "def linger():\n    threading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\n\n\n"
     "class Handler(logging.Handler):\n    def emit(self, record):\n        pass\n\n"
-    "    def flush(self):\n        core.double(1)\n"
+    "    def flush(self):\n        core.double(1)\n\n\n"
+    "class Upper:  # sys.stdout, buffered: written out when the interpreter flushes it\n"
+    "    def __init__(self, stream):\n        self.stream, self.kept = stream, []\n\n"
+    "    def write(self, text):\n        self.kept.append(text)\n\n"
+    "    def flush(self):\n        self.stream.write(str(core.double(1)))\n\n\n"
+    "class Report(io.StringIO):  # closed by the file object's own finalizer\n"
+    "    def close(self):\n        core.double(1)\n        super().close()\n\n\n"
+    "class LateWarning(UserWarning):\n    pass\n"
 )
 RUN = ("import subprocess\nimport sys\nfrom pathlib import Path\n\n"
        "HERE = Path(__file__).parent\n\n\n")
@@ -85,6 +97,25 @@ FILES = {
     "tests/helper.py": "import os\nimport sys\n\n"
     "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
     "from app import core  # noqa: E402\n\nassert core.triple(2) == 6\n",
+    "tests/linked.py": "import os\nimport sys\n\n"
+    "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))\n"
+    "from app import core  # noqa: E402\n\ncore.double(1)\n",
+    # A test leaves a Python process running, fed through a pipe, for a later test: what
+    # the later test has it run is charged to the first, which must not be trusted.
+    "tests/test_pipe_1_start.py": "import subprocess\nimport sys\n\nfrom tests import pipe\n\n\n"
+    "def test_start():\n    pipe.CHILD = subprocess.Popen(\n"
+    "        [sys.executable, '-c', 'import sys\\nfrom app import core\\n'\n"
+    "         'for line in sys.stdin:\\n    print(core.triple(int(line)), flush=True)'],\n"
+    "        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n",
+    "tests/test_pipe_2_use.py": "from tests import pipe\n\n\n"
+    "def test_use():\n    pipe.CHILD.stdin.write('2\\n')\n    pipe.CHILD.stdin.flush()\n"
+    "    assert pipe.CHILD.stdout.readline() == '6\\n'\n"
+    "    pipe.CHILD.stdin.close()\n    pipe.CHILD.wait()\n",
+    "tests/__init__.py": "",
+    "tests/pipe.py": "CHILD = None\n",
+    "app/blob.txt": "x\n",
+    "tests/test_loader_data.py": "import pkgutil\n\n\n"
+    "def test_get_data():\n    assert pkgutil.get_data('app', 'blob.txt') == b'x\\n'\n",
     "tests/nested.py": "import subprocess\nimport sys\n\n"
     f"subprocess.run({CLI_ARGS}, check=True, capture_output=True)\n",
     # The first start of the spawn method also starts multiprocessing's resource tracker,
@@ -133,6 +164,26 @@ FILES = {
     "def test_late_logging():  # logging's exit handler, registered first, flushes ours\n"
     "    subprocess.run([sys.executable, '-c', 'import logging; from app import late; '\n"
     "                    'logging.getLogger().addHandler(late.Handler())'], check=True)\n\n\n"
+    "def test_reexec_same():  # runs itself again with the very same argv\n"
+    "    subprocess.run([sys.executable, '-c', 'import os, sys\\n'\n"
+    "                    'if \"AGAIN\" not in os.environ:\\n'\n"
+    "                    '    from app import core; core.double(1)\\n'\n"
+    "                    '    os.environ[\"AGAIN\"] = \"1\"\\n'\n"
+    "                    '    os.execv(sys.executable, sys.orig_argv)'], check=True)\n\n\n"
+    "def test_late_stdout():\n"
+    "    subprocess.run([sys.executable, '-c', 'import sys; from app import late; '\n"
+    "                    'sys.stdout = late.Upper(sys.stdout); print(1)'], check=True)\n\n\n"
+    "def test_late_file():\n"
+    "    subprocess.run([sys.executable, '-c', 'from app import late; R = late.Report()'],\n"
+    "                   check=True)\n\n\n"
+    "def test_linked(tmp_path):  # a script of the repository, through a link outside it\n"
+    "    (tmp_path / 'run.py').symlink_to(HERE / 'linked.py')\n"
+    "    subprocess.run([sys.executable, str(tmp_path / 'run.py')], check=True)\n\n\n"
+    "def test_preloaded():  # imported to resolve a warning category, before site runs\n"
+    "    import os\n\n    root = str(HERE.parent)\n"
+    "    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([root, os.environ['PYTHONPATH']])}\n"
+    "    subprocess.run([sys.executable, '-W', 'error::app.late.LateWarning', '-c', CODE],\n"
+    "                   env=env, check=True)\n\n\n"
     "def test_child_program():\n"
     "    subprocess.run([sys.executable, '-c', CODE + '; import subprocess; '\n"
     "                    'subprocess.run([\"true\"])'], check=True)\n",
@@ -149,7 +200,9 @@ TRACKER = "tests/test_mp_1_tracker.py::test_mp"
 SPAWN = "tests/test_mp_2_spawn.py::test_mp"
 UNPROVEN = tuple(f"tests/test_unproven.py::test_{name}" for name in (
     "shell", "reexec", "cleared_env", "killed", "exit_early", "preexec", "child_network",
-    "child_program", "late_del", "late_generator", "late_thread"))
+    "child_program", "late_del", "late_generator", "late_thread", "reexec_same", "late_stdout",
+    "late_file", "linked", "preloaded"))
+STARTED = "tests/test_pipe_1_start.py::test_start"
 LOGGING = "tests/test_unproven.py::test_late_logging"
 
 
@@ -196,5 +249,37 @@ def test_exit_handlers_of_a_child_are_traced(recorded: tuple[GitRepo, str]) -> N
 
 def test_a_child_that_proves_nothing_stays_incomplete(recorded: tuple[GitRepo, str]) -> None:
     labels = labelled(recorded, "unproven", {"app/core.py": CORE.replace("3 * x", "x * 3")})
-    assert {n: labels[n] for n in (*UNPROVEN, TRACKER)} == dict.fromkeys(
-        (*UNPROVEN, TRACKER), ESCALATE)
+    assert {n: labels[n] for n in (*UNPROVEN, TRACKER, STARTED)} == dict.fromkeys(
+        (*UNPROVEN, TRACKER, STARTED), ESCALATE)
+
+
+def test_a_data_file_read_through_a_loader_reruns_its_test(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Not about children: ``pkgutil.get_data`` reads through the import system's loader,
+    whose frames were taken for the import system's own reads."""
+    labels = labelled(recorded, "blob", {"app/blob.txt": "y\n"})
+    assert labels["tests/test_loader_data.py::test_get_data"] == IMPACTED
+    assert labels[IN_PROCESS] == SKIP
+
+
+def test_nested_recordings_chain_to_the_environment_sitecustomize(tmp_path: Path) -> None:
+    """A recorded test that records in turn: two of these folders on a child's path. Each
+    ``sitecustomize`` chains past both to the environment's own, once."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITE'] += 'x'\n")
+    outer = children.Following(str(tmp_path))
+    inner = children.Following(str(tmp_path))
+    try:
+        env = {**os.environ, "OWN_SITE": "",
+               "PYTHONPATH": os.pathsep.join([inner.folder, outer.folder, str(own)])}
+        done = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.environ['OWN_SITE'])"],
+            env=env, capture_output=True, text=True, check=True)
+    finally:
+        inner.stop()
+        outer.stop()
+        inner.remove()
+        outer.remove()
+    assert (done.stdout, done.stderr) == ("x\n", "")
