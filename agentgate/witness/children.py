@@ -86,7 +86,6 @@ class Spawn(NamedTuple):
     context: str
     programs: tuple[str, ...]
     argv: tuple[str, ...]
-    lingered: bool = False  # still running when the test that started it ended
 
 
 class Spawner(Protocol):
@@ -95,6 +94,9 @@ class Spawner(Protocol):
 
     child_folder: str | None
     spawns: list[Spawn]
+    settled: set[int]  # pids whose fragment was seen, or that exited without one
+
+    def rel(self, path: object) -> str | None: ...
 
 
 class Following:
@@ -131,16 +133,54 @@ class Following:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def ended(rec: Spawner, context: str) -> None:
-    """A test ended: a process it started that has not exited yet (no fragment) may go on
-    to serve later tests, whose code would run in it charged to this one (a pool a test
-    created and left for the next). Such a start is not trusted (``merge``)."""
-    if rec.child_folder is None or not any(s.context == context for s in rec.spawns):
-        return
+def running(rec: Spawner) -> str | None:
+    """As a test begins: a process an earlier test started that is still running (it wrote
+    no fragment yet and has not exited) may serve this test -- a server fed through a pipe,
+    left for the next test -- and what it runs for this test would be charged to the one
+    that started it. Which one, if any (the test is then incomplete). A fixture's process
+    serves the tests that ask for the fixture, which depend on what it recorded; one that
+    reaches it without asking (through a module global) is not seen, as before children
+    were followed."""
+    pending = [s for s in rec.spawns if s.pid not in rec.settled]
+    if rec.child_folder is None or not pending:
+        return None
     with contextlib.suppress(OSError):
-        done = {n.partition("-")[0] for n in os.listdir(rec.child_folder) if n.endswith(".json")}
-        rec.spawns[:] = [s._replace(lingered=True) if s.context == context
-                         and str(s.pid) not in done else s for s in rec.spawns]
+        rec.settled.update(int(n.partition("-")[0]) for n in os.listdir(rec.child_folder)
+                           if n.endswith(".json") and n.partition("-")[0].isdigit())
+    for spawn in pending:
+        if spawn.pid in rec.settled:
+            continue
+        if not _alive(spawn.pid):
+            rec.settled.add(spawn.pid)
+        elif spawn.context.startswith("t:") and not _tracker(spawn):
+            return f"{_unfollowed(spawn)[:-len(_NOT_RECORDED)]}still running (pid {spawn.pid})"
+    return None
+
+
+def _tracker(spawn: Spawn) -> bool:
+    """multiprocessing's own long-lived processes, started once and living until this
+    process ends: the resource tracker runs the standard library's code alone, for whoever
+    uses shared resources; the forkserver forks workers for whoever asks, and a test asks
+    through a Unix socket this process bound before starting it, which marks that test
+    (``Recorder._in_process``)."""
+    return any(a.startswith(("from multiprocessing.resource_tracker import main",
+                             "from multiprocessing.forkserver import main"))
+               for a in spawn.argv)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process is running: not gone, and not a zombie its parent has not waited
+    for (Linux says so in ``/proc``; elsewhere it counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat",
+                                                         encoding="utf-8") as fh:
+        return fh.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    return True
 
 
 def exec_record(folder: str | None) -> None:
@@ -171,13 +211,18 @@ def merge(rec: Spawner, out: dict[str, Any]) -> None:
         found = fragments.get(pid, [])
         # A pid used twice needs a fragment for each start, and each start gets them all.
         trusted = len(found) >= len(spawns) and all(
-            _proves(f, s) for f in found for s in spawns) and not any(
-            s.lingered for s in spawns)
+            _proves(f, s) for f in found for s in spawns)
         for spawn in spawns:
             entry = out["contexts"].setdefault(spawn.context, harvest.empty_entry())
             if not trusted:
                 entry["flags"].setdefault(WHY, _unfollowed(spawn))
                 continue
+            # The program started, where it is the repository's (a tracked link to the
+            # interpreter): a patch may point it elsewhere.
+            program = _program(spawn)
+            where = rec.rel(program) if program is not None else None
+            if where is not None:
+                entry["opened"] = sorted({*entry["opened"], where})
             for fragment in found:
                 _add(entry, fragment.get("context", {}))
                 if not fragment.get("context", {}).get("flags"):
@@ -211,16 +256,24 @@ def _fragments(folder: str) -> dict[int, list[dict[str, Any]]]:
 def _proves(fragment: dict[str, Any], spawn: Spawn) -> bool:
     """Whether the child that wrote ``fragment`` is the interpreter ``spawn`` started
     itself, with its argv: nothing ran in between that its recorder could not see."""
-    program = next((p for p in spawn.programs
-                    if os.path.isfile(p) and os.access(p, os.X_OK)), None)
+    program = _program(spawn)
     return (program is not None and not fragment.get("exec")
             and os.path.realpath(program) == fragment.get("executable")
             and fragment.get("argv") == list(spawn.argv))
 
 
+def _program(spawn: Spawn) -> str | None:
+    """The file the start ran: the first of its candidates that is an executable file."""
+    return next((p for p in spawn.programs if os.path.isfile(p) and os.access(p, os.X_OK)),
+                None)
+
+
 def _unfollowed(spawn: Spawn) -> str:
     what = " ".join(spawn.argv[:3]) or (spawn.programs[0] if spawn.programs else "?")
-    return f"{what} (not a recorded Python child)"[:120]
+    return f"{what[:80]} {_NOT_RECORDED}"
+
+
+_NOT_RECORDED = "(not a recorded Python child)"
 
 
 def flatten(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -108,7 +108,7 @@ _WHY = {
     _EVAL: "ran evaluated text that reads past a module's attribute lookup",
 }
 _TOOL, _REPO, _LIB = "tool", "repo", "lib"
-_STDLIB = tuple(
+STDLIB = tuple(
     os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib")
 )
 # Files the import machinery and pytest itself read (sources, bytecode, assertion
@@ -117,7 +117,7 @@ _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
 # Installed metadata (entry points, versions) comes from the environment, which the
 # interpreter's fingerprint covers, and for the project itself from its packaging files.
 _METADATA_DIRS = (".dist-info", ".egg-info")
-_AGENTGATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+AGENTGATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
@@ -133,6 +133,7 @@ class Recorder:
         self.child_folder = child_folder
         self._following: children.Following | None = None
         self.spawns: list[children.Spawn] = []
+        self.settled: set[int] = set()
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
         self.ambient_names: tuple[str, ...] = ()
@@ -247,8 +248,18 @@ class Recorder:
             self._trace()
         except lines.NoContexts:
             self.unusable = lines.NO_CONTEXTS  # the plugin refuses at adoption
+        except Exception as exc:  # coverage could not start here (runpy of a folder)
+            self.unusable = f"--agentgate-witness: tracing could not start: {exc!r}"[:200]
         finally:
             self._busy = False
+
+    def check_trace(self) -> None:
+        """Whether a ``sys.settrace`` since the last check replaced the tracer (``_retrace``
+        does this at each test's end; a child's recording at its exit)."""
+        if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
+            self._untraced()
+        else:
+            self._settraced.clear()
 
     def holds(self, spec: Any) -> bool:
         """Whether an import found a module (or a namespace package) in the repository."""
@@ -409,7 +420,7 @@ class Recorder:
         path = self.rel(file)
         if path is not None:
             self.top_names.add(name.partition(".")[0])
-        if path is not None and self.tracing and not str(file).startswith(_AGENTGATE):
+        if path is not None and self.tracing and not str(file).startswith(AGENTGATE):
             self.watcher.watch(module, path, harvest.alias_parents(self.rel, name, path))
         return path
 
@@ -418,7 +429,7 @@ class Recorder:
         name = code.co_filename
         if name.startswith("<doctest "):
             return watch.COUNT  # a doctest's examples are the test's own code
-        if name.startswith(("<frozen ", _AGENTGATE)):
+        if name.startswith(("<frozen ", AGENTGATE)):
             return watch.SKIP  # the import system (import statements), agentgate
         if name.startswith("<"):
             # Evaluated text (``eval``, ``exec``, dataclasses' generated methods): whoever
@@ -433,7 +444,7 @@ class Recorder:
             return watch.SKIP  # pytest, pluggy: collection and hook discovery
         if installed:
             return watch.COUNT  # a library
-        if name.startswith("<") or name.startswith(_STDLIB):
+        if name.startswith("<") or name.startswith(STDLIB):
             return watch.THROUGH  # the standard library, generated code (dataclasses)
         return watch.COUNT
 
@@ -654,7 +665,7 @@ class Recorder:
                 return _LIB
             if self.rel(name) is not None:
                 return _REPO
-            if not (name.startswith(_STDLIB) or name.startswith("<")):
+            if not (name.startswith(STDLIB) or name.startswith("<")):
                 return _LIB
             frame = frame.f_back
         return _LIB
@@ -684,11 +695,13 @@ class Recorder:
         )
         ctx = "t:" + nodeid
         self.push(ctx)
+        served = children.running(self)  # an earlier test's process may serve this one
+        if served:
+            self.contexts[ctx].flags.setdefault(_WHY[_PROCESS], served)
         return ctx
 
     def end_test(self, ctx: str) -> None:
         self._retrace()
-        children.ended(self, ctx)
         self.pop(ctx)
 
     def used_fixtures(self, nodeid: str, keys: set[str]) -> None:
@@ -1082,11 +1095,20 @@ def _execute_child(popen: Any, *args: Any, **kwargs: Any) -> Any:
     local = recorder._local
     noted = getattr(local, "noted", 0)
     local.spawning = getattr(local, "spawning", 0) + 1
+    started = False
     try:
-        return _ORIGINAL_EXECUTE_CHILD(popen, *args, **kwargs)
+        found = _ORIGINAL_EXECUTE_CHILD(popen, *args, **kwargs)
+        started = True
+        return found
     finally:
         local.spawning -= 1
-        if getattr(local, "noted", 0) == noted:
+        # A start that raised ran no program (exec failed: FileNotFoundError), though
+        # fork_exec returned its pid; what a ``preexec_fn`` ran in the forked child is
+        # marked by ``_forking``.
+        pid = getattr(popen, "pid", None)
+        for spawn in [s for s in list(recorder.spawns) if s.pid == pid] if not started else ():
+            recorder.spawns.remove(spawn)  # one at a time: other threads may be noting
+        if started and getattr(local, "noted", 0) == noted:
             recorder._busy = True
             try:
                 recorder.on_event(_PROCESS, "subprocess.Popen", (None, popen.args),

@@ -86,12 +86,20 @@ def test_record_with_an_interpreter_that_lacks_agentgate(app_repo: GitRepo, tmp_
     for name in ("agentgate", "coverage"):  # the premise: the project's interpreter lacks them
         check = subprocess.run([python, "-c", f"import {name}"], capture_output=True, cwd=tmp_path)
         assert check.returncode != 0
-    app_repo.files(_IGNORE)
-    sha = app_repo.commit("ignore caches")
+    # A Python child of a test is followed there too: the recorder it starts comes from the
+    # links the run makes inside the tree, which are not the repository's modules.
+    app_repo.files({**_IGNORE, "tests/test_child.py": "import subprocess\nimport sys\n\n\n"
+                    "def test_child():\n    subprocess.run([sys.executable, '-c', "
+                    "'from app.pricing.tax import tax; tax(1)'], check=True)\n"})
+    sha = app_repo.commit("ignore caches, a child")
     monkeypatch.setenv("VIRTUAL_ENV", str(venv))
     out = json.loads(_record(app_repo).stdout)
-    assert out["witness"] == sha and out["tests"] == 2
+    assert out["witness"] == sha and out["tests"] == 3
     assert any("agentgate, coverage importable" in n for n in out["notes"])
+    witness = Store.for_repo(app_repo.path).load(sha)
+    assert witness is not None
+    child = witness.tests["tests/test_child.py::test_child"]
+    assert not child.incomplete and ("app/pricing/tax.py", "tax") in child.units
 
 
 def test_incremental_record_with_an_interpreter_that_lacks_agentgate(
