@@ -57,9 +57,9 @@ import mutation_report as report
 import witness_bench as wb
 
 from agentgate.core import config as config_mod
-from agentgate.core.paths import TestFiles
 from agentgate.git import gitio
 from agentgate.graph import build as graph_build
+from agentgate.plan import planner
 from agentgate.plan.pytest_config import python_files
 from agentgate.witness import presence
 
@@ -99,6 +99,10 @@ PROJECTS = {
                     extra=(("pytest.ini", "[pytest]\ndoctest_optionflags=NORMALIZE_WHITESPACE "
                             "IGNORE_EXCEPTION_DETAIL ELLIPSIS ALLOW_UNICODE\naddopts = --deselect "
                             "tests/test_fileutils.py::test_iter_find_files\n"),)),
+    "pyflakes": Spec("pyflakes", "3.2.0", ("pyflakes",),
+                     "flat layout; tests inside the package; integration tests run the "
+                     "`bin/pyflakes` script in a Python subprocess",
+                     exclude=("pyflakes/test/",)),
 }
 # humanize's tests, Markdown's (tests/test_apis.py imports yaml); the rest is witness_bench's
 EXTRA_PACKAGES = ("freezegun==1.5.5", "PyYAML==6.0.2")
@@ -291,10 +295,9 @@ def closure(repo: Path, python: Path, full: wb.Run) -> report.Band:
     changed = [c.path for c in gitio.diff_changes(repo, "HEAD~1", "HEAD")]
     seeds = [m for m in (graph.module_of(p) for p in changed) if m is not None]
     reach = graph.importers_closure(seeds)
-    matcher = TestFiles(config, python_files(gitio.read_many_at(
-        repo, "HEAD", list(config_mod.PYTEST_CONFIG_FILES))))
-    files = sorted({graph.modules[m] for m in reach if m in graph.modules
-                    and matcher.match(graph.modules[m])})
+    texts = gitio.read_many_at(repo, "HEAD", list(config_mod.PYTEST_CONFIG_FILES))
+    tests = planner.test_files(config, texts, graph, python_files(texts))
+    files = sorted({graph.modules[m] for m in reach if graph.modules.get(m) in tests})
     took = time.perf_counter() - start
     band = run_band(repo, python, files, full)
     band.extra = {"plan_s": took, "files": len(files)}

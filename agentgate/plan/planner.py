@@ -12,9 +12,9 @@ import bisect
 import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from agentgate.core.config import Config
+from agentgate.core.config import Config, pytest_option
 from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
 from agentgate.graph.types import ImportGraph, module_name
 from agentgate.plan.deps import dependency_reasons
@@ -81,8 +81,7 @@ class _Impact:
 def plan(inp: PlanInput) -> Plan:
     patterns = python_files(inp.pytest_head)
     graph = inp.graph
-    matcher = TestFiles(inp.config, patterns)
-    tests = {p for p in graph.modules.values() if matcher.match(p)}
+    tests = test_files(inp.config, inp.pytest_head, graph, patterns)
     impact = _seed(inp, graph)
     _escalate_locally(graph, impact)
     closure = graph.importers_closure(impact.seeds)
@@ -97,6 +96,18 @@ def plan(inp: PlanInput) -> Plan:
         reasons=tuple(reasons),
         notes=tuple(notes),
     )
+
+
+def test_files(config: Config, pytest_head: Mapping[str, str | None], graph: ImportGraph,
+               patterns: tuple[str, ...]) -> set[str]:
+    """The test files at head: under the test roots, and, where pytest's ``testpaths`` do
+    not say where it collects, wherever pytest finds them in the whole tree (pyflakes keeps
+    its tests in ``pyflakes/test/``: with ``tests`` for the only root a plan found no test
+    for any patch, ran nothing and passed). Fixture folders hold none."""
+    matchers = [TestFiles(config, patterns)]
+    if not pytest_option(pytest_head, "testpaths"):
+        matchers.append(TestFiles(replace(config, tests=(".",)), patterns))
+    return {p for p in graph.modules.values() if any(m.match(p) for m in matchers)}
 
 
 # --- seeds ------------------------------------------------------------------------------------
