@@ -135,9 +135,10 @@ def test_subprocess_and_socket_mark_only_their_own_test(pytester: pytest.Pyteste
 def test_a_subprocess_started_by_pytest_tooling_still_counts(pytester: pytest.Pytester) -> None:
     files = {"tests/test_nested.py": (
         "pytest_plugins = ['pytester']\n\n"
+        # pytest's own code starts the program, inside the test (a Python child pytester
+        # starts is followed instead: tests/witness/test_children.py).
         "def test_nested(pytester):\n"
-        "    pytester.makepyfile('def test_inner():\\n    pass\\n')\n"
-        "    pytester.runpytest_subprocess().assert_outcomes(passed=1)\n"
+        "    assert pytester.run('true').ret == 0\n"
     )}
     witness = _record(pytester, files)
     assert "subprocess" in str(witness.tests["tests/test_nested.py::test_nested"].incomplete)
