@@ -149,6 +149,7 @@ class Recorder:
         self.collect_errors: set[str] = set()
         self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, recorded label)
         self.import_files: dict[str, str | None] = {}
+        self._found: dict[str, str] = {}  # module name -> the repository file a search found
         self._imports = 0
         # Per thread (``_busy``): the recorder's own work in one thread must not hide what
         # another thread does meanwhile (a worker reading data files while the main thread
@@ -382,7 +383,13 @@ class Recorder:
     def end_import(self, ctx: str, name: str) -> None:
         self.pop(ctx)
         module = sys.modules.get(name)
-        self.import_files[ctx] = self._watch(name, module)
+        path = self._watch(name, module)
+        if module is None and path is None:
+            # The import failed (``try: import app.bad`` / ``except ImportError``): its code
+            # still ran, and it is the repository file its spec named, not a library's
+            # see-through import whose flags are the library's business.
+            path = self._found.get(name)
+        self.import_files[ctx] = path
 
     def thread_import(self, name: str, import_: Any) -> Any:
         """A first import in another thread than the tests' one. It cannot have a context of
@@ -960,6 +967,10 @@ def _find_spec(name: str, path: Any, target: Any = None) -> Any:
     else:
         if not recorder.tracing and recorder.holds(spec):
             recorder.wake()  # before the module's code runs
+        origin = getattr(spec, "origin", None) if getattr(spec, "has_location", False) else None
+        found = recorder.rel(origin) if isinstance(origin, str) else None
+        if found is not None:
+            recorder._found[name] = found
         recorder._busy = True
         try:
             recorder.passed_over(name, path, spec, sys._getframe(1))
