@@ -22,8 +22,8 @@ import pytest
 from agentgate.witness import children
 from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from agentgate.witness.store import Store
-from tests.support.git_repo import GitRepo
-from tests.witness.recorded import labelled, recorded_repo
+from tests.support.git_repo import GitRepo, run_agentgate
+from tests.witness.recorded import isolate, labelled, plan, recorded_repo
 
 CORE = ("RATE = 2\n\n\ndef double(x):\n    return 2 * x\n\n\n"
         "def triple(x):\n    return 3 * x\n")
@@ -350,3 +350,32 @@ def test_nested_recordings_chain_to_the_environment_sitecustomize(tmp_path: Path
         inner.remove()
         outer.remove()
     assert (done.stdout, done.stderr) == ("x\n", "")
+
+
+def test_a_tracked_link_to_the_interpreter_is_the_tests_dependency(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The program a test starts, where it is a file of the repository (a tracked link to
+    the interpreter): a patch that points it elsewhere changes what the test runs."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, tmp_path_factory)
+        repo = GitRepo.init(tmp_path_factory.mktemp("linked") / "repo")
+        repo.files({**{k: FILES[k] for k in (".gitignore", "pyproject.toml", "app/__init__.py",
+                                             "app/core.py")},
+                    "tests/test_link.py": RUN + "def test_link():\n    subprocess.run(\n"
+                    "        [str(HERE.parent / 'bin' / 'python'), '-c', 'import app.core'],\n"
+                    "        check=True)\n\n\ndef test_plain():\n    assert True\n"})
+        (repo.path / "bin").mkdir()
+        (repo.path / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        w = repo.commit("initial")
+        done = run_agentgate("witness", "record", cwd=repo.path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        witness = Store.for_repo(repo.path).load(w)
+        assert witness is not None and not witness.tests["tests/test_link.py::test_link"].incomplete
+        repo.git("checkout", "-q", "-f", "-B", "retarget", w)
+        (repo.path / "bin" / "python").unlink()
+        (repo.path / "bin" / "python").symlink_to("/bin/false")
+        repo.commit("retarget")
+        labels = {d.nodeid: d.label for d in plan(repo, w).decisions}
+    assert labels["tests/test_link.py::test_link"] == IMPACTED
+    assert labels["tests/test_link.py::test_plain"] == SKIP
