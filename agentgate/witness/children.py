@@ -30,6 +30,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -153,7 +154,7 @@ def running(rec: Spawner) -> str | None:
         if not _alive(spawn.pid):
             rec.settled.add(spawn.pid)
         elif spawn.context.startswith("t:") and not _tracker(spawn):
-            return f"{_unfollowed(spawn)[:-len(_NOT_RECORDED)]}still running (pid {spawn.pid})"
+            return f"{_what(spawn)} still running (pid {spawn.pid})"
     return None
 
 
@@ -162,10 +163,17 @@ def _tracker(spawn: Spawn) -> bool:
     process ends: the resource tracker runs the standard library's code alone, for whoever
     uses shared resources; the forkserver forks workers for whoever asks, and a test asks
     through a Unix socket this process bound before starting it, which marks that test
-    (``Recorder._in_process``)."""
-    return any(a.startswith(("from multiprocessing.resource_tracker import main",
-                             "from multiprocessing.forkserver import main"))
-               for a in spawn.argv)
+    (``Recorder._in_process``). Known by the text multiprocessing gives ``-c``, whole, with
+    no call in its arguments: a test's own program that merely names them is not exempt."""
+    argv = list(spawn.argv)
+    text = argv[argv.index("-c") + 1] if "-c" in argv[:-1] else ""
+    return any(p.fullmatch(text) for p in _MULTIPROCESSING)
+
+
+_MULTIPROCESSING = (
+    re.compile(r"from multiprocessing\.resource_tracker import main;main\(\d+\)"),
+    re.compile(r"from multiprocessing\.forkserver import main; main\(\d+, \d+, [^()]*\)"),
+)
 
 
 def _alive(pid: int) -> bool:
@@ -268,12 +276,13 @@ def _program(spawn: Spawn) -> str | None:
                 None)
 
 
-def _unfollowed(spawn: Spawn) -> str:
+def _what(spawn: Spawn) -> str:
     what = " ".join(spawn.argv[:3]) or (spawn.programs[0] if spawn.programs else "?")
-    return f"{what[:80]} {_NOT_RECORDED}"
+    return what[:80]
 
 
-_NOT_RECORDED = "(not a recorded Python child)"
+def _unfollowed(spawn: Spawn) -> str:
+    return f"{_what(spawn)} (not a recorded Python child)"
 
 
 def flatten(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -255,8 +255,9 @@ class Recorder:
             self._busy = False
 
     def check_trace(self) -> None:
-        """Whether a ``sys.settrace`` since the last check replaced the tracer (``_retrace``
-        does this at each test's end; a child's recording at its exit)."""
+        """Whether a ``sys.settrace`` since the last check replaced the tracer: every context
+        that called it ran unseen since; else each one put the same function back (doctest).
+        At each test's end (``_retrace``), and at a child's exit."""
         if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
             self._untraced()
         else:
@@ -722,10 +723,9 @@ class Recorder:
         if hook is not None and getattr(threading, "_trace_hook", None) is not hook:
             # New threads would run unseen (the test that took it away is incomplete).
             _ORIGINAL_THREAD_SETTRACE(hook)
-        if sys.gettrace() is self._trace_fn:
-            self._settraced.clear()  # every settrace of the test put the same function back
-        if self._trace_fn is not None and sys.gettrace() is not self._trace_fn:
-            self._untraced()
+        replaced = self._trace_fn is not None and sys.gettrace() is not self._trace_fn
+        self.check_trace()
+        if replaced:
             self._busy = True
             try:
                 sys.settrace(self._trace_fn)

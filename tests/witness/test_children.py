@@ -125,7 +125,19 @@ FILES = {
     "    assert pipe.CHILD.stdout.readline() == '6\\n'\n"
     "    pipe.CHILD.stdin.close()\n    pipe.CHILD.wait()\n",
     "tests/__init__.py": "",
-    "tests/pipe.py": "CHILD = None\nSERVER = None\n",
+    # The same, its argv naming multiprocessing's resource tracker (which is exempt).
+    "tests/test_pipe_3_disguised.py": "import subprocess\nimport sys\n\n"
+    "from tests import pipe\n\n\n"
+    "def test_start():\n    pipe.DISGUISED = subprocess.Popen(\n"
+    "        [sys.executable, '-c', 'import sys\\nfrom app import core\\n'\n"
+    "         'for line in sys.stdin:\\n    print(core.triple(int(line)), flush=True)',\n"
+    "         'from multiprocessing.resource_tracker import main;main(3)'],\n"
+    "        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n",
+    "tests/test_pipe_4_fed.py": "from tests import pipe\n\n\n"
+    "def test_fed():\n    pipe.DISGUISED.stdin.write('2\\n')\n    pipe.DISGUISED.stdin.flush()\n"
+    "    assert pipe.DISGUISED.stdout.readline() == '6\\n'\n"
+    "    pipe.DISGUISED.stdin.close()\n    pipe.DISGUISED.wait()\n",
+    "tests/pipe.py": "CHILD = None\nSERVER = None\nDISGUISED = None\n",
     "tests/conftest.py": "import subprocess\nimport sys\n\nimport pytest\n\n"
     "from tests import pipe\n\n\n"
     "@pytest.fixture(scope='session')\ndef server():\n    pipe.SERVER = subprocess.Popen(\n"
@@ -257,6 +269,7 @@ UNPROVEN = tuple(f"tests/test_unproven.py::test_{name}" for name in (
     "late_file", "linked", "preloaded", "thread_first", "wrapper", "child_settrace",
     "late_text_del", "late_sink", "late_partial", "folder_main"))
 SERVED = "tests/test_pipe_2_use.py::test_use"
+FED = "tests/test_pipe_4_fed.py::test_fed"
 FIXTURE_USER = "tests/test_server_1.py::test_asks"
 LOGGING = "tests/test_unproven.py::test_late_logging"
 
@@ -305,8 +318,8 @@ def test_exit_handlers_of_a_child_are_traced(recorded: tuple[GitRepo, str]) -> N
 
 def test_a_child_that_proves_nothing_stays_incomplete(recorded: tuple[GitRepo, str]) -> None:
     labels = labelled(recorded, "unproven", {"app/core.py": CORE.replace("3 * x", "x * 3")})
-    assert {n: labels[n] for n in (*UNPROVEN, TRACKER, SERVED)} == dict.fromkeys(
-        (*UNPROVEN, TRACKER, SERVED), ESCALATE)
+    assert {n: labels[n] for n in (*UNPROVEN, TRACKER, SERVED, FED)} == dict.fromkeys(
+        (*UNPROVEN, TRACKER, SERVED, FED), ESCALATE)
 
 
 def test_a_child_whose_tracing_cannot_start_fails_no_test(recorded: tuple[GitRepo, str]) -> None:
