@@ -1,9 +1,10 @@
 """Entry point: the root typer app, and the one handler that maps failures to exit codes.
 
-``plan`` and the hook commands are dispatched before typer is imported at all when their
-command line is well formed (``cli/fast.py``): the commit hook runs on every commit and must
-feel instant (``import typer`` alone costs ~0.15 s). Anything else, a usage error included,
-goes to the typer app, so its messages and exit 64 are the same for every command.
+``plan``, the hook commands and ``witness record`` are dispatched before typer is imported at
+all when their command line is well formed (``cli/fast.py``): the commit hook runs on every
+commit and must feel instant (``import typer`` alone costs ~0.15 s). Anything else, a usage
+error included, goes to the typer app, so its messages and exit 64 are the same for every
+command.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from agentgate.core.errors import ConfigError
 def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: str,
             shard: str | None, out: Path | None, incremental: bool = False) -> int:
     from agentgate.report import progress
-    from agentgate.witness import incremental as incr
     from agentgate.witness import record
 
     root, config = repo_and_config(repo)
@@ -22,6 +21,8 @@ def _record(*, pytest_args: list[str] | None, rev: str | None, repo: Path, fmt: 
                           "go with --shard/--out")
     with progress.shown() as display:  # live counts on a terminal (issue 13)
         if incremental:
+            from agentgate.witness import incremental as incr
+
             result = incr.record(root, config, rev=rev, pytest_args=pytest_args or (),
                                  display=display)
         else:

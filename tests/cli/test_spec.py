@@ -90,7 +90,7 @@ def test_the_app_takes_exactly_the_spec_options(command: spec.Command) -> None:
 def test_the_fast_path_serves_the_hooks_and_plan_from_the_spec() -> None:
     assert set(fast.COMMANDS) == {("plan",), ("hook", "pre-commit"),
                                   ("hook", "prepare-commit-msg"), ("hook", "commit-msg"),
-                                  ("hook", "pre-push")}
+                                  ("hook", "pre-push"), ("witness", "record")}
     assert set(fast.COMMANDS) <= {c.path for c in spec.COMMANDS}
 
 
@@ -247,6 +247,13 @@ def _probe(cwd: Path, *argv: str) -> str:
 def test_a_well_formed_fast_call_does_not_import_typer(app_repo: GitRepo, argv: list[str]) -> None:
     app_repo.write("MSG", "fix tax\n")
     assert _probe(app_repo.path, *argv) == "PROBE 0 []"
+
+
+def test_witness_record_takes_the_fast_path(app_repo: GitRepo) -> None:
+    """Recording is measured against the plain suite (issue 12): typer's start-up is not
+    paid for it. A revision that does not exist fails there, with one line and exit 64."""
+    out = _probe(app_repo.path, "witness", "record", "--rev", "no-such-rev", "-fjson")
+    assert out == "PROBE 64 []", out
 
 
 @pytest.mark.parametrize(("argv", "says"), [
