@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -81,13 +82,17 @@ def record(
     with worktrees.clean_checkout(root, sha, config) as tree, scratch_dir("witness", root) as tmp:
         python = interp.project_python(root, config)
         env = interp.test_env(config, tree)
-        shim_note = _make_importable(python, env, tree, tmp / "shim")
-        raw_path = tmp / "raw.json"
-        carry_args = _carry_args(carry, tmp / "carry.json")
-        _run_suite(python, env, tree, raw_path, config, (*pytest_args, *carry_args),
-                   display=display)
-        raw = _read_raw(raw_path)
-        witness = build(root, raw, sha=sha, tree=tree, python=python)
+        # The interpreter's fingerprint is its own process: it runs beside the suite.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            fingerprint = pool.submit(env_fingerprint, python)
+            shim_note = _make_importable(python, env, tree, tmp / "shim")
+            raw_path = tmp / "raw.json"
+            carry_args = _carry_args(carry, tmp / "carry.json")
+            _run_suite(python, env, tree, raw_path, config, (*pytest_args, *carry_args),
+                       display=display)
+            raw = _read_raw(raw_path)
+            witness = build(root, raw, sha=sha, tree=tree, python=python,
+                            env=fingerprint.result())
         witness.info[graph.WHOLE_SUITE] = whole
         if carry is not None:
             witness = carry.combine(witness, _carried(tmp / "carry.json"))
@@ -234,14 +239,16 @@ def _read_raw(path: Path) -> dict[str, Any]:
     return raw
 
 
-def build(root: Path, raw: dict[str, Any], *, sha: str, tree: Path, python: str) -> graph.Witness:
+def build(root: Path, raw: dict[str, Any], *, sha: str, tree: Path, python: str,
+          env: str | None = None) -> graph.Witness:
+    """The witness of a raw recording; ``env``: ``python``'s fingerprint, if taken already."""
     tracked = set(gitio.ls_tree(root, sha))
     return graph.build(
         raw,
         sha=sha,
         tracked=tracked.__contains__,
         data_ok=lambda p: p in tracked or not (tree / p).exists(),
-        env=env_fingerprint(python),
+        env=env_fingerprint(python) if env is None else env,
     )
 
 

@@ -119,6 +119,7 @@ _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
 _METADATA_DIRS = (".dist-info", ".egg-info")
 AGENTGATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
+_REL_KNOWN_MAX = 100_000
 
 
 class Recorder:
@@ -136,6 +137,9 @@ class Recorder:
         self.settled: set[int] = set()
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
+        self._roots = (self.root, os.path.realpath(self.root))
+        # ``rel`` of absolute paths, asked for every code object, import and file opened.
+        self._rel_known: dict[str, str | None] = {}
         self.ambient_names: tuple[str, ...] = ()
         self.out: str | None = None
         self.adopted = False
@@ -686,11 +690,25 @@ class Recorder:
             path = os.fspath(path)
         if not isinstance(path, str) or path == ":memory:":
             return None
+        absolute = os.path.isabs(path)
+        if absolute:  # a relative path's answer depends on the working folder of the moment
+            try:
+                return self._rel_known[path]
+            except KeyError:
+                pass
         full = os.path.abspath(path)
+        found: str | None = None
         for prefix in self._prefixes:
             if full.startswith(prefix):
-                return full[len(prefix):].replace(os.sep, "/")
-        return "." if full in (self.root, os.path.realpath(self.root)) else None
+                found = full[len(prefix):].replace(os.sep, "/")
+                break
+        else:
+            found = "." if full in self._roots else None
+        if absolute:
+            if len(self._rel_known) > _REL_KNOWN_MAX:
+                self._rel_known.clear()
+            self._rel_known[path] = found
+        return found
 
     # --- tests and fixtures (fed by ``hooks``) ------------------------------------------
 
