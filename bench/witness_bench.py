@@ -70,6 +70,10 @@ def base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GIT_", "PYTEST_", "PRE_COMMIT")) and k not in DEFAULT_AGENT_ENV}
     env.pop("PYTHONPATH", None)
+    # Byte-compiled modules, as an install and every later run have them (plan_bench does
+    # the same): a sandbox's PYTHONDONTWRITEBYTECODE would have every run compile agentgate,
+    # coverage's callers and the project again, which no user's machine does.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["VIRTUAL_ENV"] = str(WORK / "venv")
     env.update(IDENTITY)
     return env
@@ -127,7 +131,7 @@ class Run:
 def pytest_env(repo: Path) -> dict[str, str]:
     config = config_mod.load(repo)
     env = interp.test_env(config, repo, extra={"VIRTUAL_ENV": str(WORK / "venv")})
-    for name in DEFAULT_AGENT_ENV:
+    for name in (*DEFAULT_AGENT_ENV, "PYTHONDONTWRITEBYTECODE"):  # as ``base_env``
         env.pop(name, None)
     return env
 
