@@ -26,7 +26,7 @@ share is tests run over the full suite's; time share is the JUnit time the full 
 for the tests the band ran, over the full suite's (``wall`` is the band's own pytest process
 over the full suite's, start-up included: these suites run in one to a few seconds).
 
-    python bench/mutation_bench.py [--projects toolz,humanize,markdown,pluggy,boltons]
+    python bench/mutation_bench.py [--projects toolz,humanize,markdown,pluggy,boltons,click,pyflakes]
         [--mutants 12]
         [--seed 1] [--reps 2] [--quick] [--json PATH] [--write bench/mutation.md]
 
@@ -99,6 +99,9 @@ PROJECTS = {
                     extra=(("pytest.ini", "[pytest]\ndoctest_optionflags=NORMALIZE_WHITESPACE "
                             "IGNORE_EXCEPTION_DETAIL ELLIPSIS ALLOW_UNICODE\naddopts = --deselect "
                             "tests/test_fileutils.py::test_iter_find_files\n"),)),
+    "click": Spec("click", "8.1.7", ("src/click",),
+                  "src layout; tests drive the command line in-process (`CliRunner`), a few "
+                  "run a pager or an editor (`sh -c cat`)"),
     "pyflakes": Spec("pyflakes", "3.2.0", ("pyflakes",),
                      "flat layout; tests inside the package; integration tests run the "
                      "`bin/pyflakes` script in a Python subprocess",
@@ -140,9 +143,12 @@ def run_pytest(repo: Path, python: Path, args: list[str], timeout: float = 600) 
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
         start = time.perf_counter()
+        # No terminal on stdin, as agentgate's own runs have none: click's prompt tests
+        # would wait on the bench's stdin (96 s of a 1 s suite when run in the background).
         proc = subprocess.Popen([str(python), "-m", "pytest", "-q", f"--junitxml={junit}", *args],
-                                cwd=repo, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+                                cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -147,7 +147,8 @@ def run_pytest(repo: Path, python: Path, args: list[str], *, extra_path: str = "
         junit = Path(tmp) / "junit.xml"
         before, start = cpu_seconds(), time.perf_counter()
         cmd = [str(python), "-m", module, *lead, "-q", f"--junitxml={junit}", *args]
-        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True)
+        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL)
         seconds = time.perf_counter() - start
         return Run(seconds, parse_junit(junit), proc.returncode, cpu_seconds() - before)
 
