@@ -26,8 +26,8 @@ share is tests run over the full suite's; time share is the JUnit time the full 
 for the tests the band ran, over the full suite's (``wall`` is the band's own pytest process
 over the full suite's, start-up included: these suites run in one to a few seconds).
 
-    python bench/mutation_bench.py [--projects toolz,humanize,markdown,pluggy,boltons,click,pyflakes]
-        [--mutants 12]
+    python bench/mutation_bench.py
+        [--projects toolz,humanize,markdown,pluggy,boltons,click,pyflakes] [--mutants 12]
         [--seed 1] [--reps 2] [--quick] [--json PATH] [--write bench/mutation.md]
 
 Work happens in a temporary folder outside this checkout (pytest would otherwise climb to
