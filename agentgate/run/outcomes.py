@@ -19,8 +19,10 @@ agentgate is installed only in pre-commit's environment.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -61,17 +63,67 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Feed(str(feed)), "agentgate-progress")
 
 
-def phase_outcome(exc: BaseException | None) -> str:
-    """What one phase ended with, from the exception itself (never from a report)."""
+def phase_outcome(exc: BaseException | None, item: pytest.Item | None = None) -> str:
+    """What one phase ended with, from the exception itself (never from a report).
+
+    A skip or an xfail is the test's own decision only when no code under test was running
+    when it was raised (``decided_by``): code under test that skips or xfails
+    the tests reaching it (``if "PYTEST_CURRENT_TEST" in os.environ: pytest.skip()``) hid a
+    failure, so the phase failed, and the report (skipped) disagrees with it."""
     if exc is None:
         return "passed"
-    if isinstance(exc, pytest.skip.Exception):
-        return "skipped"
-    if isinstance(exc, pytest.xfail.Exception):
-        return "xfailed"
+    if _skip(exc) or isinstance(exc, pytest.xfail.Exception):
+        if item is not None and decided_by(exc, item) is not None:
+            return "failed"
+        return "skipped" if _skip(exc) else "xfailed"
     if isinstance(exc, pytest.exit.Exception | KeyboardInterrupt | SystemExit):
         return "exit"
     return "failed"
+
+
+def _skip(exc: BaseException) -> bool:
+    unittest = sys.modules.get("unittest")
+    return isinstance(exc, pytest.skip.Exception) or (
+        unittest is not None and isinstance(exc, unittest.SkipTest))  # pytest skips it too
+
+
+# Where test-side code lives: the test's own file, files named as pytest collects tests
+# (``python_files``, and pytest's defaults), conftests, and the folders of pytest's own
+# layouts. Everything else of the tree is code under test.
+_TEST_FOLDERS = frozenset({"test", "tests", "testing"})
+_NOT_THE_TREE = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox", ".nox"})
+
+
+def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
+    """The file of the tree, not test-side code, that was on the stack between the phase and
+    the raise of a skip or an xfail, else None."""
+    root = os.path.join(os.path.realpath(item.config.rootpath), "")
+    own = os.path.realpath(item.path)
+    patterns = ["test_*.py", "*_test.py", "conftest.py", *_python_files(item.config)]
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<"):
+            path = os.path.realpath(name)
+            rel = path[len(root):]
+            if path.startswith(root) and path != own and not _test_side(rel, patterns):
+                return rel.replace(os.sep, "/")
+        tb = tb.tb_next
+    return None
+
+
+def _python_files(config: pytest.Config) -> list[str]:
+    try:
+        return [str(p) for p in config.getini("python_files")]
+    except (ValueError, TypeError):
+        return []
+
+
+def _test_side(rel: str, patterns: list[str]) -> bool:
+    parts = rel.split(os.sep)
+    if _NOT_THE_TREE.intersection(parts[:-1]) or _TEST_FOLDERS.intersection(parts[:-1]):
+        return True  # a test folder, or an installed library inside the tree
+    return any(fnmatch.fnmatch(parts[-1], p) for p in patterns)
 
 
 class Outcomes:
@@ -107,7 +159,11 @@ class Outcomes:
         try:
             result = yield
         except BaseException as exc:
-            entry[when] = phase_outcome(exc)
+            entry[when] = phase_outcome(exc, item)
+            if _skip(exc) or isinstance(exc, pytest.xfail.Exception):
+                by = decided_by(exc, item)
+                if by is not None:
+                    entry["hidden_by"] = f"{when}: skipped by {by}"
             raise
         entry[when] = "passed"
         return result
@@ -141,7 +197,7 @@ class Outcomes:
     def _merge_worker(self, seen: dict[str, Any]) -> None:
         for nodeid, phases in seen.get("tests", {}).items():
             entry = self.tests.setdefault(nodeid, {})
-            entry.update({p: v for p, v in phases.items() if p in _PHASES})
+            entry.update({p: v for p, v in phases.items() if p in (*_PHASES, "hidden_by")})
         known = set(self.collected)
         self.collected += [n for n in seen.get("collected", ()) if n not in known]
         known = set(self.deselected)

@@ -285,3 +285,54 @@ def test_the_band_does_not_import_pytest() -> None:
              "import agentgate.run.band, agentgate.run.accounting\n")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- skips the code under test decides (red-team, issue 11) -------------------------------
+
+# The code under test hides its own failure from every test that reaches it.
+SELF_SKIPPING_APP = {
+    "skip": "import os, pytest\n\ndef rate():\n"
+            "    if 'PYTEST_CURRENT_TEST' in os.environ:\n        pytest.skip('flaky')\n"
+            "    return 0\n",
+    "xfail": "import pytest\n\ndef rate():\n    pytest.xfail('known')\n",
+    "importorskip": "import pytest\n\ndef rate():\n    pytest.importorskip('no_such_mod')\n",
+    "skiptest": "import unittest\n\ndef rate():\n    raise unittest.SkipTest('later')\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(SELF_SKIPPING_APP))
+def test_code_under_test_that_skips_its_tests_blocks(pytester: pytest.Pytester,
+                                                      how: str) -> None:
+    pytester.mkpydir("app").joinpath("tax.py").write_text(SELF_SKIPPING_APP[how])
+    tests = pytester.mkdir("tests")
+    tests.joinpath("test_tax.py").write_text(
+        "from app.tax import rate\n\ndef test_rate():\n    assert rate() == 7\n")
+    problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
+                        "--rootdir", str(pytester.path), "-o", "pythonpath=.")
+    assert _codes(problems) == [("outcome-rewritten", ("tests/test_tax.py::test_rate",))]
+    assert problems[0].verdict == Verdict.BLOCKED
+
+
+def test_skips_decided_by_test_side_code_stay_skips(pytester: pytest.Pytester) -> None:
+    """The legitimate twins: a test, a helper in the test folder, a conftest fixture and
+    ``unittest.SkipTest`` raised by a test skip it, also after calling code under test."""
+    pytester.mkpydir("app").joinpath("tax.py").write_text("def rate():\n    return 7\n")
+    tests = pytester.mkdir("tests")
+    tests.joinpath("helpers.py").write_text(
+        "import pytest\n\ndef needs_network():\n    pytest.skip('offline')\n")
+    tests.joinpath("conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture\ndef windows():\n    pytest.skip('windows only')\n")
+    tests.joinpath("test_tax.py").write_text(
+        "import sys, unittest, pytest\nsys.path.insert(0, __file__.rsplit('/', 1)[0])\n"
+        "from app.tax import rate\nfrom helpers import needs_network\n\n"
+        "def test_own():\n    assert rate() == 7\n    pytest.skip('enough')\n\n"
+        "def test_helper():\n    needs_network()\n\n"
+        "def test_fixture(windows):\n    pass\n\n"
+        "def test_unittest_skip():\n    raise unittest.SkipTest('not here')\n\n"
+        "def test_xfail():\n    rate()\n    pytest.xfail('known')\n"
+    )
+    names = ["test_own", "test_helper", "test_fixture", "test_unittest_skip", "test_xfail"]
+    problems = _account(pytester, [f"tests/test_tax.py::{n}" for n in names],
+                        "-p", "no:cacheprovider", "--rootdir", str(pytester.path),
+                        "-o", "pythonpath=.")
+    assert problems == []

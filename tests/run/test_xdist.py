@@ -88,6 +88,17 @@ def test_a_report_rewritten_on_a_worker_still_blocks(pytester: pytest.Pytester) 
     assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]
 
 
+def test_code_under_test_that_xfails_its_test_on_a_worker_still_blocks(
+    pytester: pytest.Pytester,
+) -> None:
+    """An xfail the code under test raised is told apart from a marker's on the controller
+    too (``hidden_by`` travels with the worker's phases)."""
+    pytester.makepyfile(helper_app="import pytest\n\ndef rate():\n    pytest.xfail('known')\n",
+                        test_it="from helper_app import rate\n\ndef test_a():\n    rate()\n")
+    problems = _account(pytester, ["test_it.py::test_a"])
+    assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]
+
+
 def test_deselection_on_the_workers_is_seen(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(DESELECT_ALL_BUT_FIRST)
     pytester.makepyfile(test_it=THREE)
