@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import secrets
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ class Runner:
     frozen: frozenset[str] = frozenset()
     seen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # label -> outcomes
     display: run_progress.Display | None = None  # live counts on a terminal (issue 13)
+    outcomes_module: str = OUTCOMES_MODULE  # ``install_outcomes_plugin``'s name for it
 
     def run(self, spec: RunSpec) -> RunResult:
         junit = self.workdir / f"{spec.label}.xml"
@@ -139,7 +141,7 @@ class Runner:
         seen = self.workdir / f"{spec.label}.outcomes.json"
         args = [
             # agentgate's own record of every outcome (run.outcomes), next to JUnit's
-            "-p", OUTCOMES_MODULE, f"{accounting.OPTION}={seen}",
+            "-p", self.outcomes_module, f"{accounting.OPTION}={seen}",
             f"--junitxml={junit}",
             "-o", "junit_family=xunit1",  # xunit1 carries each case's file: exact node ids
             "-o", f"cache_dir={self.workdir / 'pytest-cache'}",  # never write into the tree
@@ -202,13 +204,17 @@ def _read_outcomes(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("format") == accounting.FORMAT else None
 
 
-def install_outcomes_plugin(workdir: Path) -> Path:
-    """A copy of the outcome plugin as a top-level module in its own folder, for the
-    project's interpreter's path: it needs neither agentgate nor its version installed."""
+def install_outcomes_plugin(workdir: Path, env: dict[str, str]) -> str:
+    """A copy of the outcome plugin as a top-level module in its own folder, first on
+    ``env``'s ``PYTHONPATH``: it needs neither agentgate nor its version installed. Its name
+    is new for every run (red-team: a patch's ``src/_agentgate_outcomes.py``, earlier on the
+    path, was imported in its place and reported every failure as a pass); returns it."""
     folder = workdir / "plugins"
     folder.mkdir(exist_ok=True)
-    shutil.copyfile(OUTCOMES_FILE, folder / f"{OUTCOMES_MODULE}.py")
-    return folder
+    name = f"{OUTCOMES_MODULE}_{secrets.token_hex(8)}"
+    shutil.copyfile(OUTCOMES_FILE, folder / f"{name}.py")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(folder), env.get("PYTHONPATH"))))
+    return name
 
 
 def _read_junit(junit: Path) -> dict[str, Outcome]:
@@ -357,11 +363,10 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
         # Hypothesis' example database would replay old failures into a pinned-seed run.
         env = interp.test_env(config, tree.path,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
-        plugins = install_outcomes_plugin(workdir)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
+        plugin = install_outcomes_plugin(workdir, env)
         has_xdist = interp.require_pytest(python, env, tree.path)
         runner = Runner(python, tree.path, env, workdir, config.timeout, frozen,
-                        display=display)
+                        display=display, outcomes_module=plugin)
         runs = [with_workers(r, spec, has_xdist, python) for r in band_runs(spec, tree.path)]
         results = tuple(runner.run(s) for s in runs)
     problems = accounting.account_runs(

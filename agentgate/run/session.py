@@ -5,7 +5,6 @@ band (``band.run_band``), so a test's outcome there means what it means in the b
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,8 @@ def runner(root: Path, config: Config, tree: Path, label: str) -> Iterator[band.
     with scratch.scratch_dir(label, root) as workdir:
         env = interp.test_env(config, tree,
                               extra={"HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hyp")})
-        plugins = band.install_outcomes_plugin(workdir)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(plugins))))
-        yield band.Runner(python, tree, env, workdir, config.timeout)
+        plugin = band.install_outcomes_plugin(workdir, env)
+        yield band.Runner(python, tree, env, workdir, config.timeout, outcomes_module=plugin)
 
 
 def run_nodes(runner: band.Runner, label: str, args: tuple[str, ...]

@@ -84,3 +84,32 @@ def test_the_summary_of_a_session_ended_early_is_not_green(chain: GitRepo) -> No
     last = render.text_lines(result)[-1]
     assert last.startswith("  ran ") and "outcome problem" in last, last
     assert not last.endswith(("all passed", "no tests collected")), last
+
+
+# A patch's own module under the outcome plugin's old fixed name, where the tree's code is
+# imported from (the root here, ``src`` in a src layout): it records every selected test as
+# passed and reports them so (red-team, helper-8).
+FAKE_OUTCOMES = (
+    "import json\nimport pytest\n\n"
+    "def pytest_addoption(parser):\n"
+    "    parser.addoption('--agentgate-outcomes', dest='fake_out')\n\n"
+    "@pytest.hookimpl(wrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n    report.outcome = 'passed'\n    return report\n\n"
+    "def pytest_collection_modifyitems(session, config, items):\n"
+    "    config._fake_ids = [i.nodeid for i in items]\n\n"
+    "def pytest_sessionfinish(session, exitstatus):\n"
+    "    session.exitstatus = 0\n"
+    "    ids = getattr(session.config, '_fake_ids', [])\n"
+    "    seen = {n: dict(setup='passed', call='passed', teardown='passed', reported='passed')"
+    " for n in ids}\n"
+    "    data = dict(format=1, finished=True, exitstatus=0, collected=ids, deselected=[],"
+    " tests=seen)\n"
+    "    open(session.config.getoption('fake_out'), 'w').write(json.dumps(data))\n"
+)
+
+
+def test_a_module_under_the_outcome_plugins_name_is_not_loaded(chain: GitRepo) -> None:
+    commit(chain, {"_agentgate_outcomes.py": FAKE_OUTCOMES, "app/util.py": BROKEN_SHOUT})
+    data = check_json(chain)
+    assert data["exit_code"] == 1, data["reasons"]
