@@ -40,7 +40,7 @@ def is_harness_file(path: str, config: Config) -> bool:
     name = posixpath.basename(path)
     if name in _HARNESS_NAMES:
         return True
-    return _startup(path, config)
+    return _startup(path, config) or _metadata(path, config)
 
 
 def _startup(path: str, config: Config) -> bool:
@@ -48,6 +48,18 @@ def _startup(path: str, config: Config) -> bool:
     if name not in STARTUP_FILES and not name.endswith(".pth"):
         return False
     return (folder or ".") in {*config.sources, *config.tests}
+
+
+def _metadata(path: str, config: Config) -> bool:
+    """A file of an installed distribution's metadata folder (``NAME.dist-info/``,
+    ``NAME.egg-info/``) directly in a folder on the path: ``importlib.metadata`` finds it
+    there, and pytest loads the ``pytest11`` entry points it declares (red-team: a committed
+    ``src/x-1.0.dist-info/entry_points.txt`` loaded a plugin that xfailed every test)."""
+    parts = path.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part.endswith((".dist-info", ".egg-info")):
+            return ("/".join(parts[:i]) or ".") in {".", *config.sources, *config.tests}
+    return False
 
 
 def harness_paths(paths: Iterable[str], config: Config) -> list[str]:
@@ -79,6 +91,8 @@ def _why(path: str, config: Config, texts: tuple[str | None, str | None]) -> str
         return "pytest configuration"
     if _startup(path, config):
         return "start-up file"
+    if _metadata(path, config):
+        return "installed distribution metadata"
     if name in ENTRY_POINT_FILES and entry_points(name, texts[0]) != entry_points(name, texts[1]):
         return "pytest11 entry point"
     if path.endswith(".py") and plugins_declared(texts[0]) != plugins_declared(texts[1]):

@@ -113,3 +113,24 @@ def test_a_module_under_the_outcome_plugins_name_is_not_loaded(chain: GitRepo) -
     commit(chain, {"_agentgate_outcomes.py": FAKE_OUTCOMES, "app/util.py": BROKEN_SHOUT})
     data = check_json(chain)
     assert data["exit_code"] == 1, data["reasons"]
+
+
+def test_a_plugin_declared_by_committed_distribution_metadata_is_the_harness(
+    chain: GitRepo,
+) -> None:
+    """Red-team (helper-8): pytest loads the ``pytest11`` entry points of every
+    distribution ``importlib.metadata`` finds on the path, a metadata folder committed in
+    the tree's root included; this one's plugin xfails every test."""
+    commit(chain, {
+        "app/util.py": BROKEN_SHOUT,
+        "fastmath-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fastmath\n"
+                                           "Version: 1.0\n",
+        "fastmath-1.0.dist-info/entry_points.txt": "[pytest11]\nfastmath = fastmath_plugin\n",
+        "fastmath_plugin.py": "import pytest\n\n"
+                              "def pytest_collection_modifyitems(items):\n"
+                              "    for item in items:\n"
+                              "        item.add_marker(pytest.mark.xfail)\n",
+    })
+    data = check_json(chain)
+    # the selection fails under the base's harness (no such plugin), not under the patch's
+    assert data["exit_code"] == 4 and "harness-hid-failure" in codes(data), data["reasons"]

@@ -24,11 +24,17 @@ CONFIG = Config(root=Path("."), sources=("src",), tests=("tests",))
         ("src/sitecustomize.py", True),
         ("src/evil.pth", True),
         ("tests/usercustomize.py", True),
+        # distribution metadata on the path: importlib.metadata reads its entry points
+        ("src/fastmath-1.0.dist-info/entry_points.txt", True),
+        ("fastmath.egg-info/entry_points.txt", True),
+        ("tests/x-1.0.dist-info/METADATA", True),
         # legitimate twins: not the harness
         ("src/pkg/sitecustomize.py", False),  # not on sys.path: an ordinary module
         ("docs/evil.pth", False),
         ("tests/test_conftest.py", False),
         ("src/pkg/core.py", False),
+        ("tests/fixtures/demo-1.0.dist-info/METADATA", False),  # a packaging test's data
+        ("src/pkg/vendored.dist-info/RECORD", False),
     ],
 )
 def test_is_harness_file(path: str, expected: bool) -> None:
