@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,8 @@ class Patch:
     appeared: dict[str, str] = field(default_factory=dict)  # MISSING path -> the file added
     # Modules whose module level changed only by binding names: who reads them (``rebind``).
     rebound: Rebound = field(default_factory=Rebound)
+    # Changed conftests whose change can act on tests outside their folder (``_reaches_out``).
+    conftest_everywhere: tuple[str, ...] = ()
 
 
 def compute(
@@ -84,6 +87,9 @@ def compute(
         changed={p: frozenset(n) for p, n in changed.items()},
         conftest_dirs=tuple(sorted({_dir(p) for c in changes for p in c.paths
                                     if posixpath.basename(p) == "conftest.py"})),
+        conftest_everywhere=tuple(sorted(
+            c.path for c in changes if posixpath.basename(c.path) == "conftest.py"
+            and _reaches_out(_text(texts, c.old_blob), _text(texts, c.new_blob)))),
         test_files=_test_files(changes, tests, changed),
         new_tests=_new_tests(changes, texts, tests, changed),
         pytest_config=_pytest_config_changed(changes, texts),
@@ -189,6 +195,84 @@ def _record(
                 for other in witnessed:
                     if under(other, folder):
                         changed.setdefault(other, set()).add(MODULE)
+
+
+# Hooks pytest calls through a node's own hook proxy: only the conftests at or above the
+# node's folder take part. Every other hook a conftest defines is called for the whole
+# session once the conftest is loaded (``pytest_collection_modifyitems`` sees every item).
+_FOLDER_HOOKS = frozenset({
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call",
+    "pytest_runtest_teardown", "pytest_runtest_makereport", "pytest_runtest_logstart",
+    "pytest_runtest_logfinish", "pytest_pyfunc_call", "pytest_generate_tests",
+    "pytest_collect_file", "pytest_collect_directory", "pytest_pycollect_makeitem",
+    "pytest_pycollect_makemodule", "pytest_ignore_collect", "pytest_fixture_setup",
+    "pytest_fixture_post_finalizer",
+})
+
+
+def _reaches_out(old: bytes | None, new: bytes | None) -> bool:
+    """Whether a conftest's change can act on tests outside its folder. Its fixtures (autouse
+    ones too) serve the tests under it only; anything else it runs when pytest loads it (its
+    module-level code, decorators, a session-wide hook, ``pytest_plugins``) can reach every
+    test (red-team, helper-9: a ``pytest_collection_modifyitems`` in ``tests/a/conftest.py``
+    replaced a test of ``tests/b``). Local only when both versions are nothing but imports
+    (the same ones), a docstring and plain or fixture functions that are not session hooks."""
+    shapes = [_conftest_shape(text) for text in (old, new)]
+    return any(shape is None for shape in shapes) or shapes[0] != shapes[1]
+
+
+def _conftest_shape(text: bytes | None) -> tuple[str, ...] | None:
+    """What of a conftest runs when pytest loads it, beyond defining fixtures, helpers and
+    folder hooks (its imports), or None when it runs more than that, or cannot be read."""
+    if text is None:
+        return ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    shape = []
+    for i, node in enumerate(tree.body):
+        if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if not _harmless_import(node):
+                shape.append(ast.dump(node))
+        elif not (isinstance(node, _FUNCS) and _local_function(node)):
+            return None
+    return tuple(shape)
+
+
+def _local_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A fixture, a helper or a folder hook whose definition calls nothing: its decorators
+    are pytest's (with arguments that call nothing) and its defaults call nothing."""
+    if node.name.startswith("pytest_") and node.name not in _FOLDER_HOOKS:
+        return False
+    for decorator in node.decorator_list:
+        target = decorator
+        if isinstance(decorator, ast.Call):
+            target = decorator.func
+            if any(_calls(a) for a in [*decorator.args, *decorator.keywords]):
+                return False
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name not in ("fixture", "hookimpl"):
+            return False
+    return not _calls(node.args)
+
+
+def _harmless_import(node: ast.Import | ast.ImportFrom) -> bool:
+    """pytest's or the standard library's: importing it runs nothing of the project."""
+    if isinstance(node, ast.ImportFrom):
+        names = [node.module or ""] if node.level == 0 else [""]
+    else:
+        names = [a.name for a in node.names]
+    return all(n.split(".")[0] in _HARMLESS for n in names)
+
+
+_HARMLESS = frozenset({"pytest", "_pytest", *sys.stdlib_module_names}) - {"__main__"}
+
+
+def _calls(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call | ast.Lambda) for n in ast.walk(node))
 
 
 def _dir(path: str) -> str:

@@ -221,6 +221,9 @@ def _label(
         return AMBIENT_DRIFT, drift[0]
     if test.incomplete:
         return ESCALATE, test.incomplete
+    if patch.conftest_everywhere:
+        return FIXTURE_DRIFT, (f"{patch.conftest_everywhere[0]} changed what it runs when "
+                               "pytest loads it, which reaches every test")
     conftest = next((d for d in patch.conftest_dirs if under(test.file, d)), None)
     if conftest is not None:
         return FIXTURE_DRIFT, f"{_join(conftest, 'conftest.py')} changed"

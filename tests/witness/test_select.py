@@ -191,6 +191,53 @@ def test_conftest_change_reruns_the_tests_under_it(recorded: tuple[GitRepo, str]
     assert _labels(plan)["tests/test_core.py::test_lookup"] == SKIP
 
 
+SUB_CONFTEST_TWINS = {
+    # legitimate: fixtures and a folder hook serve the tests under tests/sub only
+    "a new fixture": (FILES["tests/sub/conftest.py"]
+                      + "\n@pytest.fixture(scope='module', autouse=True)\ndef extra():\n"
+                      "    return os.getcwd()\n").replace("import pytest", "import os, pytest"),
+    "a folder hook": FILES["tests/sub/conftest.py"]
+    + "\ndef pytest_runtest_setup(item):\n    item.stash_me = 1\n",
+}
+SUB_CONFTEST_ATTACKS = {
+    # red-team (helper-9): loaded for the session, these reach tests outside tests/sub
+    "a session hook": FILES["tests/sub/conftest.py"]
+    + "\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
+    "        item.obj = lambda *a, **k: None\n",
+    "module-level code": FILES["tests/sub/conftest.py"]
+    + "\nimport app.core\napp.core.TABLE['a'] = 2\n",
+    "a repository import": "import app.core\n" + FILES["tests/sub/conftest.py"],
+    "a decorator that calls": FILES["tests/sub/conftest.py"]
+    + "\n@pytest.fixture(params=__import__('app.core').core.TABLE)\ndef p(request):\n"
+    "    return request.param\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(SUB_CONFTEST_TWINS))
+def test_a_conftest_that_only_serves_its_folder_reruns_its_folder(
+    recorded: tuple[GitRepo, str], what: str
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, f"local-{what.replace(' ', '-')}",
+           {"tests/sub/conftest.py": SUB_CONFTEST_TWINS[what]})
+    plan = _plan(repo, w)
+    assert {d.nodeid for d in plan.labelled(FIXTURE_DRIFT)} == {
+        "tests/sub/test_sub_dir.py::test_uses_sub"}
+    assert _labels(plan)["tests/test_core.py::test_lookup"] == SKIP
+
+
+@pytest.mark.parametrize("what", sorted(SUB_CONFTEST_ATTACKS))
+def test_a_conftest_that_runs_code_at_load_reruns_every_test(
+    recorded: tuple[GitRepo, str], what: str
+) -> None:
+    repo, w = recorded
+    _patch(repo, w, f"everywhere-{what.replace(' ', '-')}",
+           {"tests/sub/conftest.py": SUB_CONFTEST_ATTACKS[what]})
+    labels = _labels(_plan(repo, w))
+    assert labels["tests/test_core.py::test_lookup"] == FIXTURE_DRIFT
+    assert labels["tests/test_data.py::test_plain"] == FIXTURE_DRIFT
+
+
 def test_setting_tz_in_conftest_runs_the_whole_suite(recorded: tuple[GitRepo, str]) -> None:
     repo, w = recorded
     _patch(repo, w, "tz", {"tests/conftest.py": "import os\nos.environ['TZ'] = 'Asia/Tokyo'\n"})
