@@ -40,7 +40,7 @@ class RecorderHooks:
         if getattr(fixturedef, "scope", None) == "function":
             # Set up anew for each test: its code already belongs to the test's context.
             return (yield)
-        ctx = self.recorder.begin_fixture(harvest.fixture_key(fixturedef), fixturedef.func)
+        ctx = self.recorder.begin_fixture(harvest.fixture_key(fixturedef))
         try:
             return (yield)
         finally:

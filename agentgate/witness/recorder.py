@@ -319,10 +319,9 @@ class Recorder:
 
     # --- contexts ----------------------------------------------------------------------
 
-    def push(self, ctx: str, *, cover: bool = True) -> None:
-        label = ctx if cover else self._stack[-1][1]
-        self._switch(label)
-        self._stack.append((ctx, label))
+    def push(self, ctx: str) -> None:
+        self._switch(ctx)
+        self._stack.append((ctx, ctx))
         self.contexts.setdefault(ctx, Context())
         self.watcher.changed()
 
@@ -750,12 +749,14 @@ class Recorder:
             finally:
                 self._busy = False
 
-    def begin_fixture(self, key: str, func: Any) -> str:
-        """A fixture set up once for several tests: its own context, shared by them."""
+    def begin_fixture(self, key: str) -> str:
+        """A fixture set up once for several tests: its own context, shared by them, whoever
+        defined it. pytest's own wrappers of a module's ``setup_module`` or a class's
+        ``setup_class``/``setUpClass``, and a plugin's session fixture that builds the app,
+        run the repository's code for every test that uses them (red-team, helper-9: charged
+        to the first such test alone, a change to them skipped the others)."""
         self._fixtures_now.add(key)
-        code = getattr(func, "__code__", None)
-        in_repo = code is not None and self.rel(code.co_filename) is not None
-        self.push("f:" + key, cover=in_repo)
+        self.push("f:" + key)
         return "f:" + key
 
     def report(self, nodeid: str, duration: float, *, failed: bool, skipped: bool) -> None:
