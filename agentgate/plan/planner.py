@@ -228,6 +228,7 @@ def _reasons(
     reasons += _root_conftest(inp, graph, closure, impact)
     reasons += pytest_config_reasons(inp.pytest_changed)
     reasons += dependency_reasons(inp.changes, inp.pytest_changed)
+    reasons += _checkout_attributes(inp.changes)
     reasons += _deleted_tests(inp, patterns)
     reasons += [
         Reason("marker-added", Verdict.PROMOTE, m.describe() + ": a relabelled test hides "
@@ -282,6 +283,20 @@ def _route(
     if module is not None:
         return _chain_paths(graph, closure, module, impact.seeds)
     return (path,)
+
+
+def _checkout_attributes(changes: Iterable[Change]) -> list[Reason]:
+    """A ``.gitattributes`` decides the bytes a checkout gives any tracked file (line
+    endings, ``working-tree-encoding``, filters), the tree the band and the suite run in:
+    changed, a file no blob of the range touched may read differently (red-team, helper-9:
+    ``data.txt text eol=crlf`` broke a test the witness skipped)."""
+    for change in changes:
+        path = next((p for p in change.paths if posixpath.basename(p) == ".gitattributes"), None)
+        if path is not None:
+            return [_promote("checkout-attributes", f"{path} changed: a checkout may give "
+                             "tracked files other bytes than their blobs; full suite required",
+                             path)]
+    return []
 
 
 def _root_conftest(

@@ -226,6 +226,13 @@ def test_pytest_configuration_changes_promote() -> None:
         "pytest-config"]
 
 
+def test_a_gitattributes_change_promotes() -> None:
+    """It decides the bytes every checkout gives tracked files: any test may read others."""
+    for path in (".gitattributes", "data/.gitattributes"):
+        assert codes(run(M(path))) == ["checkout-attributes"], path
+    assert codes(run(M("docs/gitattributes.md"))) == []
+
+
 DEPS = '[project]\nname = "x"\ndependencies = ["attrs>=23"]\n'
 SETUP_CFG = "[metadata]\nname = x\n\n[options]\ninstall_requires =\n    attrs>=23\n"
 
