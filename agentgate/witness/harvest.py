@@ -74,7 +74,7 @@ def tool_dirs() -> tuple[str, ...]:
     read data and metadata on the test's behalf. Found without importing them: ``boot``
     starts recording before pytest (and pluggy, which may be the repository's) is imported."""
     dirs = []
-    for name in ("_pytest", "pluggy"):
+    for name in ("_pytest", "pluggy", "coverage"):  # coverage stats every file it traces
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):

@@ -31,6 +31,7 @@ import json
 import os
 import shutil
 import socket
+import stat as stat_module
 import struct
 import subprocess
 import sys
@@ -568,6 +569,17 @@ class Recorder:
             return
         (self.context.listed if kind == _LIST else self.context.opened).add(rel)
 
+    def stat_seen(self, path: Any, frame: Any, *, folder: bool) -> None:
+        """A ``stat`` of a path (``os.path.exists``, ``isfile``, ``getsize``, ``Path.exists``,
+        a literal ``glob``), which no audit event shows: what a test learns from it changes
+        when the file appears, goes or changes, as a read's does; a folder's, when a file
+        appears in it or goes, as a listing's does (red-team, helper-9)."""
+        self._busy = True
+        try:
+            self.on_event(_LIST if folder else _OPEN, "os.stat", (path, "r", 0), frame)
+        finally:
+            self._busy = False
+
     def _in_process(self, event: str, args: tuple[Any, ...]) -> bool:
         """Whether a socket event keeps to this process, whose threads the witness traces:
         a name lookup, a bind, and a connect or send to an address a socket of this process
@@ -667,8 +679,10 @@ class Recorder:
             if frame is None:
                 break
             name = frame.f_code.co_filename
-            if _loader_read(frame):
-                frame = frame.f_back  # a loader's data read for its caller (pkgutil.get_data)
+            if _loader_read(frame) or name in _FROZEN_PATH_MODULES:
+                # A loader's data read for its caller (pkgutil.get_data); os.path's and os's
+                # own frames (os.walk, os.path.exists), standard library that is frozen.
+                frame = frame.f_back
                 continue
             if name.startswith(("<frozen ", *self._skip_callers)):
                 return _TOOL
@@ -921,6 +935,33 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recorder.on_event(kind, event, args, caller)
     finally:
         recorder._busy = False
+
+
+# ``os`` and ``os.path`` are frozen from 3.11 on: their frames look like the import system's.
+_FROZEN_PATH_MODULES = frozenset(
+    f"<frozen {name}>" for name in ("genericpath", "posixpath", "ntpath", "os"))
+
+
+def _stat_watched(original: Any) -> Any:
+    """``os.stat`` or ``os.lstat``, watched (``Recorder.stat_seen``); the import system calls
+    ``posix.stat`` itself and is not slowed down. A descriptor or a ``dir_fd`` names no path
+    the recorder can place."""
+
+    def watched(path: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder = _ACTIVE
+        if (recorder is None or recorder._busy or not recorder.tracing
+                or isinstance(path, int) or kwargs.get("dir_fd") is not None):
+            return original(path, *args, **kwargs)
+        frame = sys._getframe(1)
+        try:
+            result = original(path, *args, **kwargs)
+        except OSError:
+            recorder.stat_seen(path, frame, folder=False)
+            raise
+        recorder.stat_seen(path, frame, folder=stat_module.S_ISDIR(result.st_mode))
+        return result
+
+    return watched
 
 
 def _loader_read(frame: Any) -> bool:
@@ -1180,6 +1221,8 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
        (subprocess, "_fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec)]
       if _ORIGINAL_FORK_EXEC is not None else []),
     (subprocess.Popen, "_execute_child", _ORIGINAL_EXECUTE_CHILD, _execute_child),
+    *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
+      for name in ("stat", "lstat")),
     *((os, name, start, _follow(start, _SPAWN_ARGS[name]))
       for name, start in _ORIGINAL_POSIX_SPAWN.items()),
 ]

@@ -1,0 +1,62 @@
+"""What a test learns from a path's ``stat`` (``os.path.exists``, ``getsize``, ``isdir``,
+``Path.exists``, a ``glob`` with no wildcard) counts like a read: no audit event shows a
+``stat``, so a file a test only checked for appeared, or grew, and the test was skipped
+(red-team, helper-9)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentgate.witness.select import IMPACTED, SKIP
+from tests.support.git_repo import GitRepo
+from tests.witness.recorded import labelled, recorded_repo
+
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/flags.py": "import os\n\n\ndef local_mode():\n"
+    "    return os.path.exists('data/local.flag')\n",
+    "data/size.txt": "abc\n",
+    "data/sub/keep.txt": "x\n",
+    "tests/test_flags.py": "import glob, os, pathlib\nfrom app.flags import local_mode\n\n\n"
+    "def test_exists():\n    assert not local_mode()\n\n\n"
+    "def test_size():\n    assert os.path.getsize('data/size.txt') == 4\n\n\n"
+    "def test_pathlib():\n    assert not pathlib.Path('data/other.flag').exists()\n\n\n"
+    "def test_glob():\n    assert glob.glob('data/g.flag') == []\n\n\n"
+    "def test_folder():\n    assert os.path.isdir('data/sub')\n"
+    "    assert len(os.listdir('data')) == 2\n\n\n"
+    "def test_walk():\n    assert sum(len(f) for _d, _s, f in os.walk('data')) == 2\n\n\n"
+    "def test_plain():\n    assert 1 + 1 == 2\n",
+}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+@pytest.mark.parametrize(("files", "test"), [
+    ({"data/local.flag": ""}, "test_exists"),  # read through the repository's own code
+    ({"data/size.txt": "abcdef\n"}, "test_size"),
+    ({"data/other.flag": ""}, "test_pathlib"),
+    ({"data/g.flag": ""}, "test_glob"),
+], ids=["exists", "getsize", "pathlib", "glob"])
+def test_a_file_a_test_only_stat_ed_reruns_it_when_it_changes(
+    recorded: tuple[GitRepo, str], files: dict[str, str], test: str
+) -> None:
+    labels = labelled(recorded, f"stat-{test}", files)
+    assert labels[f"tests/test_flags.py::{test}"] == IMPACTED
+    assert labels["tests/test_flags.py::test_plain"] == SKIP
+
+
+def test_a_file_appearing_in_a_folder_a_test_stat_ed_reruns_it(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(recorded, "stat-folder", {"data/sub/new.txt": "y\n"})
+    assert labels["tests/test_flags.py::test_folder"] == IMPACTED
+    # os.walk lists from the frozen os module's own frames: still the test's listing
+    assert labels["tests/test_flags.py::test_walk"] == IMPACTED
+    assert labels["tests/test_flags.py::test_size"] == SKIP
