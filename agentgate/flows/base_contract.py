@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentgate.core.config import PYTEST_CONFIG_FILES
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
-from agentgate.core.paths import TestFiles
+from agentgate.core.paths import TestFiles, under_any
 from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
@@ -56,8 +56,16 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     tests = TestFiles(config, checked.python_files)
     files = inventory.touched_tests(changes, tests, base_paths)
     changed_harness = harness.harness_changes(changes, config, _texts(root, changes))
-    if not files and not changed_harness:
+    support = _support(changes, tests, config.tests)
+    # A changed helper or data file of a test root may rewrite any base test of that root
+    # (red-team, helper-8: a weakened assertion helper, expected values moved with the code,
+    # a correct copy of the app module under tests/ shadowing the broken one).
+    # Those the band ran: the rest did not run at head, so head's outcome hid nothing.
+    served = set(inventory.support_served(support, tests, base_paths, config.tests)) & set(
+        _selected_files(selection, tests, base_paths))
+    if not files and not changed_harness and not served:
         return None
+    files = tuple(sorted({*files, *served}))
     if changed_harness:  # the selection runs under the base's harness: its base tests count
         files = tuple(sorted({*files, *_selected_files(selection, tests, base_paths)}))
     every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
@@ -65,9 +73,20 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         merge_base=mb, head=checked.head,
         inventory=recorded_inventory(root, mb, files) or inventory.inventory(
             root, config, mb, files),
-        renames=_renames(changes), edited=_edited(changes) & frozenset(files),
+        renames=_renames(changes),
+        edited=(_edited(changes) | frozenset(served)) & frozenset(files),
         harness=tuple(harness.harness_paths(every, config)),
-        harness_changed=bool(changed_harness), selection=selection)
+        harness_changed=bool(changed_harness), selection=selection, support=support)
+
+
+def _support(changes: list[Change], tests: TestFiles, roots: tuple[str, ...]
+             ) -> tuple[str, ...]:
+    """The changed paths (base or head) under a test root that are neither test files nor
+    conftests (those have rules of their own)."""
+    return tuple(sorted({
+        p for c in changes for p in c.paths
+        if under_any(p, roots) and not tests.match(p) and posixpath.basename(p) != "conftest.py"
+    }))
 
 
 def recorded_inventory(root: Path, merge_base: str, files: tuple[str, ...]

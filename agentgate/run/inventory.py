@@ -57,6 +57,15 @@ def touched_tests(changes: Iterable[Change], tests: TestFiles, base_paths: Itera
     return tuple(sorted(found))
 
 
+def support_served(support: Iterable[str], tests: TestFiles, base_paths: Iterable[str],
+                   roots: Iterable[str]) -> tuple[str, ...]:
+    """The base's test files under the test roots that hold a changed support file (pure):
+    any of them may import the helper or read the data."""
+    touched = [r for r in roots if any(under(p, r) for p in support)]
+    return tuple(sorted(p for p in base_paths
+                        if tests.match(p) and any(under(p, r) for r in touched)))
+
+
 def inventory(root: Path, config: Config, base: str, files: tuple[str, ...]) -> Inventory:
     """The base's node ids in ``files``, from the cache or collected now."""
     if not files:

@@ -37,6 +37,9 @@ class OracleInput:
     harness: tuple[str, ...]  # harness paths at base or head: laid over as at the base
     harness_changed: bool
     selection: tuple[str, ...] | None  # the band's selection (None: the whole suite)
+    # Changed files of the test roots that are not tests nor conftests (a test's helper, its
+    # expected data, a module copy under tests/): the base forms run with them as at base.
+    support: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def run_oracle(root: Path, config: Config, inp: OracleInput,
         nodes = suppressed + edited
         if nodes:
             files = {n.split("::", 1)[0] for n in nodes}
-            overlay.lay_over(root, inp.merge_base, tree, files)
+            overlay.lay_over(root, inp.merge_base, tree, files | set(inp.support))
             result, data = session.run_nodes(runner, "oracle", (*_SUMMARY, *_args(nodes)))
             runs.append(result)
     judged = {n: _judge(n, inp, head, data, result) for n in nodes} if nodes else {}

@@ -91,7 +91,10 @@ def _skip(exc: BaseException) -> bool:
 # (``python_files``, and pytest's defaults), conftests, and the folders of pytest's own
 # layouts. Everything else of the tree is code under test.
 _TEST_FOLDERS = frozenset({"test", "tests", "testing"})
-_NOT_THE_TREE = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox", ".nox"})
+# Not the project's code though inside the tree: installed libraries, and git's folder, where
+# agentgate's own copy of this plugin runs when the band runs in the work tree itself.
+_NOT_THE_TREE = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox", ".nox",
+                           ".git"})
 
 
 def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
@@ -99,6 +102,7 @@ def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
     the raise of a skip or an xfail, else None."""
     root = os.path.join(os.path.realpath(item.config.rootpath), "")
     own = os.path.realpath(item.path)
+    plugin = os.path.realpath(__file__)
     patterns = ["test_*.py", "*_test.py", "conftest.py", *_python_files(item.config)]
     tb = exc.__traceback__
     while tb is not None:
@@ -106,7 +110,8 @@ def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
         if not name.startswith("<"):
             path = os.path.realpath(name)
             rel = path[len(root):]
-            if path.startswith(root) and path != own and not _test_side(rel, patterns):
+            if (path.startswith(root) and path not in (own, plugin)
+                    and not _test_side(rel, patterns)):
                 return rel.replace(os.sep, "/")
         tb = tb.tb_next
     return None

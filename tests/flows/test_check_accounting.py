@@ -134,3 +134,56 @@ def test_a_plugin_declared_by_committed_distribution_metadata_is_the_harness(
     data = check_json(chain)
     # the selection fails under the base's harness (no such plugin), not under the patch's
     assert data["exit_code"] == 4 and "harness-hid-failure" in codes(data), data["reasons"]
+
+
+# A test's helper under tests/ (not a test file, not a conftest), and the only test of
+# app/loud.py, which goes through it.
+LOUD = "def loud(s):\n    return s.upper() + '!'\n"
+HELPER = "def assert_loud(word, expected):\n    assert word == expected\n"
+HELPED_TEST = ("from app.loud import loud\nfrom tests.helpers import assert_loud\n\n"
+               "def test_helped():\n    assert_loud(loud('a'), 'A!')\n")
+
+
+def _with_helper(chain: GitRepo) -> None:
+    chain.files({"app/loud.py": LOUD, "tests/__init__.py": "", "tests/helpers.py": HELPER,
+                 "tests/test_helped.py": HELPED_TEST})
+    chain.commit("a helper")
+    chain.git("tag", "-f", "base")
+
+
+def _rewritten(data: dict[str, Any]) -> list[str]:
+    return [r["path"] for r in data["reasons"] if r["code"] == "rewritten-test"]
+
+
+def test_a_weakened_test_helper_does_not_hide_broken_code(chain: GitRepo) -> None:
+    """Red-team (helper-8): the patch breaks the code and makes the helper accept anything;
+    the band passes, and the base form, run with the base's helper on head's code, fails."""
+    _with_helper(chain)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                   "tests/helpers.py": HELPER.replace("assert word == expected", "pass")})
+    data = check_json(chain)
+    assert _rewritten(data) == ["tests/test_helped.py"], data["reasons"]
+
+
+def test_a_module_copy_under_the_tests_does_not_stand_in_for_broken_code(
+    chain: GitRepo,
+) -> None:
+    """Red-team (helper-8): a correct copy of the module under tests/, which the test
+    imports in place of the broken one (here the package's ``__init__`` puts it there)."""
+    _with_helper(chain)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                   "tests/__init__.py": "import sys\nfrom tests import loud_copy\n"
+                   "sys.modules['app.loud'] = loud_copy\n",
+                   "tests/loud_copy.py": LOUD})
+    data = check_json(chain)
+    assert _rewritten(data) == ["tests/test_helped.py"], data["reasons"]
+
+
+def test_a_helper_improved_with_the_code_passes(chain: GitRepo) -> None:
+    """The legitimate twin: a helper's new message, the code unchanged in behaviour."""
+    _with_helper(chain)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'!'  # loud"),
+                   "tests/helpers.py": HELPER.replace(
+                       "assert word == expected", "assert word == expected, word")})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
