@@ -56,7 +56,9 @@ _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file
                            r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b"
                            # folders put on sys.path (graph.scan_syspath)
                            r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b"
-                           r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b")
+                           r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b"
+                           # a module run as a program (graph.scan_ast: ``-m app.cli``)
+                           r"|(?:^|[\s'\"])-m(?:[\s'\"]|$)")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 

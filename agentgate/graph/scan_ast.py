@@ -12,6 +12,8 @@ one) is an ordinary function. ``pytest_plugins = [...]`` is an import too (pytes
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 from dataclasses import dataclass, field
 
 from agentgate.graph.scan_loaders import loaders
@@ -50,6 +52,10 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
             continue
         if isinstance(node, ast.Call):
             calls.append(node)
+        elif dynamic and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            imports.extend(_run_as_main(node.value))
+        elif dynamic and isinstance(node, ast.List | ast.Tuple):
+            imports.extend(_run_as_main_argv(node.elts))
         elif isinstance(node, ast.Name | ast.Attribute):
             refs.append(node)
         elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
@@ -70,6 +76,29 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         escalations += computed
         _executed(calls, depth, imports, escalations)
     return imports, escalations
+
+
+_MINUS_M = re.compile(r"(?:^|\s)-m\s+([^\W\d]\w*(?:\.[^\W\d]\w*)*)(?=\s|$)")
+_DOTTED_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+
+
+def _run_as_main(text: str) -> list[str]:
+    """Modules a command line in a string runs (``"python -m app.cli --x"``, for a shell):
+    imports of them (red-team, helper-8: a test of ``python -m app.cli`` run in a subprocess
+    was never selected by a change to ``app/cli.py``). A name that is not the project's
+    resolves to nothing."""
+    return [m.group(1) for m in _MINUS_M.finditer(text)] if "-m" in text else []
+
+
+def _run_as_main_argv(items: list[ast.expr]) -> list[str]:
+    """The same for an argv written as a list or tuple: ``[sys.executable, "-m", "app.cli"]``."""
+    found = []
+    for first, second in itertools.pairwise(items):
+        if (isinstance(first, ast.Constant) and first.value == "-m"
+                and isinstance(second, ast.Constant) and isinstance(second.value, str)
+                and _DOTTED_NAME.fullmatch(second.value)):
+            found.append(second.value)
+    return found
 
 
 def _executed(calls: list[ast.Call], depth: int, imports: list[str], out: Escalations) -> None:

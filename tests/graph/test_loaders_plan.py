@@ -110,3 +110,28 @@ def test_a_file_spec_of_a_file_not_in_the_tree_escalates(repo: GitRepo) -> None:
     assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
     assert any("scripts/absent.py" in r["detail"] for r in data["reasons"]
                if r["code"] == "dynamic-import")
+
+
+RUN_AS_MAIN = {
+    "argv": "import subprocess, sys\n\ndef run():\n"
+    "    return subprocess.run([sys.executable, '-m', 'app.core'], check=True)\n",
+    "shell": "import os\n\ndef run():\n    return os.system('python -m app.core --quiet')\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(RUN_AS_MAIN))
+def test_a_module_a_test_runs_as_a_program_is_its_dependency(repo: GitRepo, how: str) -> None:
+    """Red-team (helper-8): a test of ``python -m app.core`` in a subprocess imports nothing
+    of it, and a change to app/core.py ran no test."""
+    data = _plan(repo, RUN_AS_MAIN[how], {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+    assert data["why"]["tests/test_loader.py"] == ["tests/test_loader.py", "app/core.py"]
+
+
+def test_a_module_of_another_project_run_as_a_program_is_no_dependency(repo: GitRepo) -> None:
+    """The twin: ``python -m pytest`` names no module of the project; the test does not run
+    for a change it does not reach."""
+    runner = ("import subprocess, sys\n\ndef run():\n"
+              "    return subprocess.run([sys.executable, '-m', 'pytest', '-q'])\n")
+    data = _plan(repo, runner, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py"]

@@ -306,3 +306,13 @@ def test_exec_of_a_string_and_re_compile_do_not_escalate() -> None:
     # The legitimate twins: no file is read, nothing is loaded.
     source = b"import re\nR = re.compile('x')\nexec('y = 1')\ncode = 'z = 2'\nexec(code)\n"
     assert scan_sources({"f": source})["f"].escalations == ()
+
+
+@pytest.mark.parametrize("text", [
+    "import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'app.cli'])\n",
+    "import os\nos.system('python -m app.cli --quiet')\n",
+])
+def test_a_module_run_as_a_program_is_an_import(text: str) -> None:
+    """Whichever way the file is scanned (the grimp batch for files with no dynamic hint),
+    ``-m app.cli`` in an argv or a command line is an import of ``app.cli``."""
+    assert "app.cli" in scan_sources({"k": text.encode()})["k"].imports
