@@ -63,19 +63,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Feed(str(feed)), "agentgate-progress")
 
 
-def phase_outcome(exc: BaseException | None, item: pytest.Item | None = None) -> str:
-    """What one phase ended with, from the exception itself (never from a report).
-
-    A skip or an xfail is the test's own decision only when no code under test was running
-    when it was raised (``decided_by``): code under test that skips or xfails
-    the tests reaching it (``if "PYTEST_CURRENT_TEST" in os.environ: pytest.skip()``) hid a
-    failure, so the phase failed, and the report (skipped) disagrees with it."""
+def phase_outcome(exc: BaseException | None) -> str:
+    """What one phase ended with, from the exception itself (never from a report). A skip
+    or an xfail the code under test raised is not the test's (``decided_by``): ``_phase``
+    records that phase as failed."""
     if exc is None:
         return "passed"
-    if _skip(exc) or isinstance(exc, pytest.xfail.Exception):
-        if item is not None and decided_by(exc, item) is not None:
-            return "failed"
-        return "skipped" if _skip(exc) else "xfailed"
+    if _skip(exc):
+        return "skipped"
+    if isinstance(exc, pytest.xfail.Exception):
+        return "xfailed"
     if isinstance(exc, pytest.exit.Exception | KeyboardInterrupt | SystemExit):
         return "exit"
     return "failed"
@@ -164,11 +161,14 @@ class Outcomes:
         try:
             result = yield
         except BaseException as exc:
-            entry[when] = phase_outcome(exc, item)
-            if _skip(exc) or isinstance(exc, pytest.xfail.Exception):
-                by = decided_by(exc, item)
-                if by is not None:
-                    entry["hidden_by"] = f"{when}: skipped by {by}"
+            outcome = phase_outcome(exc)
+            # Code under test that skips or xfails the tests reaching it (``if
+            # "PYTEST_CURRENT_TEST" in os.environ: pytest.skip()``) hid a failure: the phase
+            # failed, whatever the report says.
+            by = decided_by(exc, item) if outcome in ("skipped", "xfailed") else None
+            entry[when] = outcome if by is None else "failed"
+            if by is not None:
+                entry["hidden_by"] = f"{when}: {outcome} by {by}"
             raise
         entry[when] = "passed"
         return result
