@@ -580,12 +580,14 @@ def _stored_chain(node: ast.AST) -> list[str] | None:
 
 
 def _dump(stmt: ast.stmt, block_ids: set[int]) -> str:
-    """``ast.dump`` of the statement with each block's body replaced by a marker."""
+    """``ast.dump`` of the statement with each block's body replaced by what it shows
+    (``blocks.shown``: a changed docstring changes the definition)."""
     saved = [(n, n.body) for n in ast.walk(stmt) if id(n) in block_ids and isinstance(n, FUNCS)]
+    shown = [blocks.shown(n) for n, _body in saved if isinstance(n, FUNCS)]
     try:
         for node, _body in saved:
             node.body = []
-        return ast.dump(stmt)
+        return "|".join([ast.dump(stmt), *shown])
     finally:
         for node, body in saved:
             node.body = body

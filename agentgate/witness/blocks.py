@@ -43,6 +43,9 @@ class Block:
     start: int  # first line of the body (1-based)
     end: int  # last line of the body
     checksum: str
+    # What the definition shows of the body without calling it, part of the module block:
+    # ``f.__doc__`` (click's help text), ``inspect.isgeneratorfunction(f)``.
+    shown: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,21 +96,25 @@ def from_tree(tree: ast.Module, text: str) -> FileBlocks:
     )
 
 
-def _spans(body: list[ast.stmt], prefix: str) -> list[tuple[str, int, int]]:
-    """(qualified name, first body line, last body line) of every outermost function."""
-    found: list[tuple[str, int, int]] = []
+_Span = tuple[str, int, int, str]  # name, first body line, last body line, ``shown``
+
+
+def _spans(body: list[ast.stmt], prefix: str) -> list[_Span]:
+    """(qualified name, first body line, last body line, ``shown``) of every outermost
+    function."""
+    found: list[_Span] = []
     for node in body:
         found.extend(_node_spans(node, prefix))
     return found
 
 
-def _node_spans(node: ast.AST, prefix: str) -> list[tuple[str, int, int]]:
+def _node_spans(node: ast.AST, prefix: str) -> list[_Span]:
     if isinstance(node, _FUNCS):
         span = _body_span(node)
-        return [(prefix + node.name, *span)] if span else []
+        return [(prefix + node.name, *span, shown(node))] if span else []
     if isinstance(node, ast.ClassDef):
         return _spans(node.body, f"{prefix}{node.name}.")
-    found: list[tuple[str, int, int]] = []
+    found: list[_Span] = []
     # Functions defined under if/try/with/for at module or class level are still blocks.
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.stmt):
@@ -133,24 +140,43 @@ def _body_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] 
     return start, end
 
 
-def _name_blocks(spans: list[tuple[str, int, int]], lines: list[str]) -> tuple[Block, ...]:
+def shown(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """What defining the function shows of its body without running it: the docstring
+    (``__doc__``) and whether a ``yield`` of its own makes it a generator (its code flags).
+    It belongs to the block that runs the definition."""
+    doc = ast.get_docstring(node, clean=False)
+    return f"{doc!r}:{_yields(node)}"
+
+
+def _yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    todo: list[ast.AST] = [*func.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (*_FUNCS, ast.Lambda, ast.ClassDef)):  # scopes of their own
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _name_blocks(spans: list[_Span], lines: list[str]) -> tuple[Block, ...]:
     seen: dict[str, int] = {}
     blocks = []
-    for name, start, end in spans:
+    for name, start, end, facets in spans:
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name}#{seen[name]}"
         text = "\n".join(lines[start - 1 : end])
-        blocks.append(Block(label, start, end, _digest(text)))
+        blocks.append(Block(label, start, end, _digest(text), facets))
     return tuple(blocks)
 
 
 def _module_checksum(lines: list[str], blocks: tuple[Block, ...]) -> str:
-    """Everything outside the bodies, each body replaced by a marker."""
+    """Everything outside the bodies, each body replaced by a marker with what it shows."""
     kept: list[str] = []
     line = 1
     for block in blocks:
         kept.extend(lines[line - 1 : block.start - 1])
-        kept.append("\0")
+        kept.append("\0" + block.shown)
         line = block.end + 1
     kept.extend(lines[line - 1 :])
     return _digest("\n".join(kept))

@@ -92,3 +92,11 @@ def test_bytes_with_a_coding_cookie_and_crlf() -> None:
     assert blocks.changed(text.encode("latin-1"), text.replace("caf", "bar").encode("latin-1")) == {
         "f"
     }
+
+
+def test_a_docstring_or_a_yield_is_the_definitions() -> None:
+    assert _changed('"""Doc."""', '"""Other."""') == {MODULE}
+    assert _changed("return inner() + b", "yield inner() + b") == {MODULE}
+    # a yield of a nested function's own is that function's
+    assert _changed("return a\n", "yield a\n") == {"first"}
+    assert _changed("return self.sides", "return (lambda: (yield))") == {"Shape.area"}
