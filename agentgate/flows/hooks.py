@@ -141,20 +141,60 @@ def _pre_commit_range(root: Path, env: Mapping[str, str]) -> PushRange:
     # pre-commit passes only the first pushed ref on; the plain hooks/pre-push checks all.
     head = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
     base = env.get("PRE_COMMIT_FROM_REF")
+    remote = env.get("PRE_COMMIT_REMOTE_NAME")
     if base and gitio.ref_exists(root, base):
-        return PushRange(base, head, head)
-    fallback, note = _base_branch_fallback(root, head, env.get("PRE_COMMIT_REMOTE_NAME"))
+        return _existing_branch(root, base, head, env.get("PRE_COMMIT_REMOTE_BRANCH", ""),
+                                remote, head)
+    fallback, note = _base_branch_fallback(root, head, remote)
     return PushRange(fallback, head, head, note)
 
 
 def _ref_range(root: Path, ref: PushedRef, remote: str | None) -> PushRange:
     if not gitio.is_zero_id(ref.remote_sha) and gitio.ref_exists(root, ref.remote_sha):
-        # A force push compares against what the remote had: the merge-base is taken later.
-        return PushRange(ref.remote_sha, ref.local_sha, ref.local_ref)
+        return _existing_branch(root, ref.remote_sha, ref.local_sha, ref.remote_ref, remote,
+                                ref.local_ref)
     base, note = _base_branch_fallback(root, ref.local_sha, remote)
     if not gitio.is_zero_id(ref.remote_sha):
         note = f"remote {ref.remote_ref} is at {ref.remote_sha[:10]}, unknown here; {note}"
     return PushRange(base, ref.local_sha, ref.local_ref, note)
+
+
+def _existing_branch(root: Path, tip: str, head: str, remote_ref: str, remote: str | None,
+                     label: str) -> PushRange:
+    """A push to a branch the remote has. Pushed to the base branch, the remote's tip is the
+    contract. Pushed to any other branch, the contract is the branch's merge-base with the
+    base branch, as CI judges it (``check --base origin/main``): the remote's tip of the
+    branch holds what earlier pushes made, and one of them may have skipped a test that
+    passed then, so that this push can break what it covered. A force push compares against
+    what the remote had, the merge-base being taken later."""
+    found = _base_branch(root, head, remote)
+    if found is None or _branch_of(root, found) == _short(remote_ref):
+        return PushRange(tip, head, label)
+    return PushRange(found, head, label,
+                     f"compared against its merge-base with {found}, as CI compares it")
+
+
+def _base_branch(root: Path, head: str, remote: str | None) -> str | None:
+    config = gate.config_at(root, gitio.head_sha(root))
+    for candidate in _base_candidates(config.base_branch, remote):
+        if gitio.ref_exists(root, candidate) and gitio.ok(root, "merge-base", candidate, head):
+            return candidate
+    return None
+
+
+def _branch_of(root: Path, ref: str) -> str:
+    """The branch name a base-branch ref stands for (``refs/remotes/origin/HEAD`` -> main)."""
+    out = gitio.run(root, "rev-parse", "--symbolic-full-name", ref, check=False)
+    full = out.decode("utf-8", "replace").strip() or ref
+    return _short(full)
+
+
+def _short(ref: str) -> str:
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            rest = ref[len(prefix):]
+            return rest.split("/", 1)[1] if prefix == "refs/remotes/" and "/" in rest else rest
+    return ref.split("/", 1)[1] if "/" in ref and not ref.startswith("refs/") else ref
 
 
 def _base_branch_fallback(root: Path, head: str, remote: str | None) -> tuple[str | None, str]:

@@ -14,6 +14,7 @@ import re
 import pytest
 
 from tests.support.e2e_project import (
+    CODE,
     HOW_TO,
     SCOPE,
     bad_commit,
@@ -84,3 +85,34 @@ def test_force_push_is_compared_with_what_the_remote_had(
     # A...B: from their merge-base (fork), whichever of the two the report names as base.
     assert re.search(rf"range: ({fork[:10]}|{first[:10]})\.\.\.{head[:10]}", outcome.out)
     assert remote_sha(remote, "main") == head
+
+
+SKIPPED_TEST = ("import pytest\n\nfrom app.pricing.tax import tax\n\n\n"
+                "@pytest.mark.skip(reason='flaky')\ndef test_tax():\n    assert tax(10) == 2\n")
+
+
+@pytest.mark.parametrize("second", ["breaks-the-code", "keeps-it-green"])
+def test_a_skip_pushed_earlier_on_the_branch_is_judged_at_every_push(
+    driver: Driver, project: GitRepo, remote: GitRepo, env: dict[str, str], second: str
+) -> None:
+    """Two-push laundering: push 1 skips a test that still passes (its base form passes on
+    head: harmless), push 2 breaks what it covered. Judged against the remote's tip of the
+    branch, push 2 finds the test skipped at its base already and lets it through; the
+    contract is the branch's merge-base with the base branch, as CI's."""
+    project.git("checkout", "-q", "-b", "feature")
+    project.write("tests/test_tax.py", SKIPPED_TEST)
+    project.commit("skip a flaky test")
+    first = push(project, env, "origin", "feature")
+    assert first.code == 0 and first.hooks == {"pre-push": [0]}, first.out
+    if second == "breaks-the-code":
+        project.write(CODE, "RATE = 0.3\n\n\ndef tax(x):\n    return x * RATE\n")
+        project.commit("raise the rate")
+    else:
+        good_commit(project, "0.4")
+    outcome = push(project, env, "origin", "feature")
+    assert "compared against its merge-base with refs/remotes/origin/" in outcome.out
+    if second == "breaks-the-code":
+        driver.assert_refused(outcome, "pre-push", 4)
+        assert outcome.lines("blocked:"), outcome.out
+    else:
+        assert outcome.code == 0 and outcome.hooks == {"pre-push": [0]}, outcome.out
