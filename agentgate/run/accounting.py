@@ -11,7 +11,9 @@ them into reasons. What fails the check (issue 11, item 1):
 - a selection that collects nothing;
 - an outcome the harness rewrote: a phase agentgate saw fail that pytest reported as passed
   or skipped (a conftest hookwrapper, a swallowed exception) -- blocked, not just failed;
-- an exit status that disagrees with the one the session ended with.
+- an exit status that disagrees with the one the session ended with;
+- code under test that changed pytest in process once the session began (registered a
+  plugin, replaced a part of pytest or pluggy that runs or reports a test) -- blocked.
 
 An xfail marker that turns a failure into ``xfailed`` is not a rewrite: it is a suppression,
 which the base oracle judges (a test marked at base stays marked).
@@ -58,6 +60,7 @@ def account(
     problems = _session(data, selection, returncode)
     problems += _selected(data, selection)
     problems += _rewritten(data)
+    problems += _altered(data)
     return problems
 
 
@@ -117,6 +120,17 @@ def _rewritten(data: Mapping[str, Any]) -> list[Problem]:
                     f"{first[2]})", tuple(n for n, _, _ in found))]
 
 
+def _altered(data: Mapping[str, Any]) -> list[Problem]:
+    """The code under test changed pytest while the tests ran (registered a plugin, replaced
+    what runs or reports a test): no outcome of the session is the tests' own to say."""
+    said = [str(a) for a in data.get("altered") or ()]
+    if not said:
+        return []
+    return [Problem("harness-altered", Verdict.BLOCKED, "the code under test changed how "
+                    f"pytest runs or reports tests: {said[0]}; a patch may not change the "
+                    "harness from the code under test", tuple(sorted(data["tests"])))]
+
+
 def _without_outcome(data: Mapping[str, Any], selection: Sequence[str]) -> tuple[str, ...]:
     done = {n for n, e in data["tests"].items() if _complete(e)}
     missing = [n for n in selection if "::" in n and n not in done]
@@ -156,6 +170,7 @@ def account_runs(
             continue
         problems += _run_session(data, selection or (), returncode)
         problems += _rewritten(data)
+        problems += _altered(data)
         merged["collected"] += data.get("collected") or []
         merged["deselected"] += data.get("deselected") or []
         merged["tests"].update(data["tests"])

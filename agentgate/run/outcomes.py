@@ -128,6 +128,54 @@ def _test_side(rel: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(parts[-1], p) for p in patterns)
 
 
+# What runs a test and says how it ended, in pytest and pluggy: code under test that replaces
+# one of them (``Function.runtest = lambda self: None`` at import) makes every test pass
+# without running it. ``module:attribute`` or ``module:Class.attribute``, each as the
+# module's or the class's own namespace holds it; a name this pytest lacks is skipped.
+_PINNED = (
+    "_pytest.python:Function.runtest", "_pytest.python:pytest_pyfunc_call",
+    "_pytest.runner:call_and_report", "_pytest.runner:call_runtest_hook",
+    "_pytest.runner:runtestprotocol", "_pytest.runner:CallInfo.from_call",
+    "_pytest.reports:TestReport.from_item_and_call", "_pytest.outcomes:fail",
+    "_pytest.outcomes:skip", "_pytest.outcomes:xfail", "pytest:fail", "pytest:skip",
+    "pytest:xfail", "pytest:raises", "pytest:approx", "pluggy._callers:_multicall",
+    "pluggy._hooks:HookCaller.__call__", "pluggy._manager:PluginManager._hookexec",
+)
+# The hooks that run a test and report it: their callers and implementations are pinned too.
+_PINNED_HOOKS = (
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call",
+    "pytest_runtest_teardown", "pytest_runtest_makereport", "pytest_pyfunc_call",
+    "pytest_runtest_logreport", "pytest_report_teststatus",
+)
+# Modules whose frames register plugins on pytest's behalf (conftests, ``-p``, entry points).
+_MACHINERY = ("_pytest", "pytest", "pluggy")
+
+
+def _pins(manager: Any) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for spec in _PINNED:
+        module_name, _, dotted = spec.partition(":")
+        owner: Any = sys.modules.get(module_name)
+        *path, name = dotted.split(".")
+        for part in path:
+            owner = getattr(owner, part, None)
+        space = getattr(owner, "__dict__", None)
+        if space is not None and name in space:
+            found[spec] = space[name]
+    for name in _PINNED_HOOKS:
+        caller = getattr(manager.hook, name, None)
+        if caller is not None:
+            found[f"hook {name}"] = caller
+    # What every hook call goes through (``add_hookcall_monitoring`` replaces it).
+    found["the plugin manager's hook executor"] = getattr(manager, "_inner_hookexec", None)
+    return found
+
+
+def _machinery(frame: Any) -> bool:
+    name = str(frame.f_globals.get("__name__", ""))
+    return name.split(".")[0] in _MACHINERY or name.startswith("_agentgate_outcomes")
+
+
 class Outcomes:
     """Registered only when ``--agentgate-outcomes`` is given."""
 
@@ -138,10 +186,69 @@ class Outcomes:
         self.deselected: list[str] = []
         self.finished = False
         self.exitstatus: int | None = None
+        # How the code under test changed pytest in process, once the session began: a
+        # plugin it registered, a part of pytest it replaced (``_check``).
+        self.altered: list[str] = []
+        self.manager: Any = None
+        self._root = ""
+        self._patterns: list[str] = []
+        self._pins: dict[str, object] = {}
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self) -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        config = session.config
+        self.manager = config.pluginmanager
+        self._root = os.path.join(os.path.realpath(config.rootpath), "")
+        self._patterns = ["test_*.py", "*_test.py", "conftest.py", *_python_files(config)]
+        self._pins = _pins(self.manager)
         self._write()  # a file that says "not finished" until the session really ends
+
+    def pytest_plugin_registered(self, plugin: object, manager: object) -> None:
+        """A plugin registered once the session began, by code of the tree that is not
+        test-side (``app/__init__.py`` finding pytest's config through ``gc`` at import and
+        registering a wrapper that swallows failures): the tests' outcomes are that code's
+        to say. A conftest registers through pytest, its own plugins from the conftest."""
+        if manager is not self.manager or not self._root:
+            return  # start-up (a plugin project's own plugins), or another session's
+        who = self._tree_caller(sys._getframe(1))
+        if who is not None:
+            self._alter(f"{who} registered a pytest plugin")
+
+    def _tree_caller(self, frame: Any) -> str | None:
+        """The first frame of the tree outside pytest's machinery, when it is not
+        test-side code: its file."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not name.startswith("<") and not _machinery(frame):
+                path = os.path.realpath(name)
+                if path.startswith(self._root):
+                    rel = path[len(self._root):]
+                    if not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
+                        return None if _test_side(rel, self._patterns) else rel.replace(
+                            os.sep, "/")
+            frame = frame.f_back
+        return None
+
+    def _check(self, where: str) -> None:
+        """Whether pytest's parts that run and report tests are still the ones the session
+        began with, and every implementation of those hooks belongs to a registered plugin."""
+        if self.altered or not self._pins:
+            return
+        now = _pins(self.manager)
+        for spec, value in self._pins.items():
+            if now.get(spec) is not value:
+                self._alter(f"{spec} was replaced ({where})")
+                return
+        for name in _PINNED_HOOKS:
+            caller = getattr(self.manager.hook, name, None)
+            for impl in caller.get_hookimpls() if caller is not None else ():
+                if not self.manager.is_registered(impl.plugin):
+                    self._alter(f"{name} has an implementation no plugin registered ({where})")
+                    return
+
+    def _alter(self, what: str) -> None:
+        if len(self.altered) < 5:
+            self.altered.append(what)
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -161,6 +268,8 @@ class Outcomes:
         try:
             result = yield
         except BaseException as exc:
+            if when == "teardown":
+                self._check(item.nodeid)
             outcome = phase_outcome(exc)
             # Code under test that skips or xfails the tests reaching it (``if
             # "PYTEST_CURRENT_TEST" in os.environ: pytest.skip()``) hid a failure: the phase
@@ -170,6 +279,8 @@ class Outcomes:
             if by is not None:
                 entry["hidden_by"] = f"{when}: {outcome} by {by}"
             raise
+        if when == "teardown":
+            self._check(item.nodeid)
         entry[when] = "passed"
         return result
 
@@ -187,6 +298,7 @@ class Outcomes:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
+        self._check("at the session's end")
         self.finished, self.exitstatus = True, int(exitstatus)
         self._write()
 
@@ -207,11 +319,13 @@ class Outcomes:
         self.collected += [n for n in seen.get("collected", ()) if n not in known]
         known = set(self.deselected)
         self.deselected += [n for n in seen.get("deselected", ()) if n not in known]
+        self.altered += [str(a) for a in seen.get("altered", ()) if a not in self.altered]
 
     def _write(self) -> None:
         data: dict[str, Any] = {
             "format": FORMAT, "finished": self.finished, "exitstatus": self.exitstatus,
             "collected": self.collected, "deselected": self.deselected, "tests": self.tests,
+            "altered": self.altered,
         }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as out:
@@ -237,7 +351,7 @@ class WorkerOutcomes(Outcomes):
         if self.finished:
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_KEY] = {"tests": self.tests, "collected": self.collected,
-                                  "deselected": self.deselected}
+                                  "deselected": self.deselected, "altered": self.altered}
 
 
 class Feed:

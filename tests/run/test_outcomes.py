@@ -336,3 +336,69 @@ def test_skips_decided_by_test_side_code_stay_skips(pytester: pytest.Pytester) -
                         "-p", "no:cacheprovider", "--rootdir", str(pytester.path),
                         "-o", "pythonpath=.")
     assert problems == []
+
+
+# --- the code under test changing pytest in process (red-team a11) --------------------------
+
+_FIND_CONFIG = ("import gc\nimport pytest\n\n"
+                "config = next(o for o in gc.get_objects() if isinstance(o, pytest.Config))\n")
+# Each turns the failing test below green from app/tax.py, imported while collecting it.
+NEUTERING_APP = {
+    "registered-wrapper": _FIND_CONFIG + (
+        "class Quiet:\n    @pytest.hookimpl(wrapper=True, trylast=True)\n"
+        "    def pytest_runtest_call(self, item):\n        try:\n            return (yield)\n"
+        "        except AssertionError:\n            return None\n\n\n"
+        "config.pluginmanager.register(Quiet())\n"),
+    "replaced-runtest": "import _pytest.python\n\n"
+        "_pytest.python.Function.runtest = lambda self: None\n",
+    "injected-impl": _FIND_CONFIG + (
+        "import pluggy\n\n\ndef call(item):\n    return True\n\n\n"
+        "caller = config.pluginmanager.hook.pytest_pyfunc_call\n"
+        "impl = pluggy.HookImpl(object(), 'x', call, {'tryfirst': True, 'hookwrapper': False,\n"
+        "    'wrapper': False, 'optionalhook': False, 'trylast': False,\n"
+        "    'specname': None})\ncaller._add_hookimpl(impl)\n"),
+    "replaced-fail": "import pytest\n\npytest.fail = lambda *a, **k: None\n",
+}
+
+
+def _tax_project(pytester: pytest.Pytester, app: str, test: str) -> None:
+    pytester.mkpydir("app").joinpath("tax.py").write_text(app + "\n\ndef rate():\n    return 0\n")
+    pytester.mkdir("tests").joinpath("test_tax.py").write_text(
+        "import pytest\nfrom app.tax import rate\n\n" + test)
+
+
+@pytest.mark.parametrize("how", sorted(NEUTERING_APP))
+def test_code_under_test_that_changes_pytest_in_process_blocks(
+    pytester: pytest.Pytester, how: str
+) -> None:
+    _tax_project(pytester, NEUTERING_APP[how],
+                 "def test_rate():\n    assert rate() == 7\n    pytest.fail('wrong rate')\n")
+    problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
+                        "--rootdir", str(pytester.path), "-o", "pythonpath=.")
+    assert "harness-altered" in [p.code for p in problems], [(p.code, p.detail[:60]) for p in problems]
+    assert [p.verdict for p in problems if p.code == "harness-altered"] == [Verdict.BLOCKED]
+
+
+def test_plugins_registered_by_test_side_code_and_patches_undone_are_the_tests_own(
+    pytester: pytest.Pytester,
+) -> None:
+    """The legitimate twins: a conftest that registers a plugin (at start-up and while
+    collecting its folder), a test that registers one, ``monkeypatch`` on pytest's parts
+    undone by its teardown, and code under test that imports pytest and uses it."""
+    _tax_project(pytester, "import pytest\n\nAPPROX = pytest.approx(0.5)\n",
+                 "import _pytest.python\n\n\nclass Probe:\n    pass\n\n\n"
+                 "def test_rate():\n    assert rate() == 0\n\n\n"
+                 "def test_registers(pytestconfig):\n"
+                 "    pytestconfig.pluginmanager.register(Probe())\n\n\n"
+                 "def test_monkeypatch(monkeypatch):\n"
+                 "    monkeypatch.setattr(_pytest.python.Function, 'runtest', lambda s: None)\n")
+    pytester.makeconftest("class Start:\n    pass\n\n\ndef pytest_configure(config):\n"
+                          "    config.pluginmanager.register(Start())\n")
+    pytester.path.joinpath("tests", "conftest.py").write_text(
+        "class Late:\n    pass\n\n\ndef pytest_configure(config):\n"
+        "    config.pluginmanager.register(Late())\n")
+    names = ["test_rate", "test_registers", "test_monkeypatch"]
+    problems = _account(pytester, [f"tests/test_tax.py::{n}" for n in names],
+                        "-p", "no:cacheprovider", "--rootdir", str(pytester.path),
+                        "-o", "pythonpath=.")
+    assert problems == []

@@ -15,7 +15,7 @@ from agentgate.core import config as config_mod
 from agentgate.core.errors import ConfigError
 from agentgate.run import accounting, band
 from agentgate.run.band import BandSpec, Tree
-from tests.run.test_outcomes import DESELECT_ALL_BUT_FIRST, REWRITE_CONFTEST
+from tests.run.test_outcomes import DESELECT_ALL_BUT_FIRST, NEUTERING_APP, REWRITE_CONFTEST
 from tests.support.git_repo import GitRepo, run_agentgate
 
 pytest.importorskip("xdist")
@@ -97,6 +97,16 @@ def test_code_under_test_that_xfails_its_test_on_a_worker_still_blocks(
                         test_it="from helper_app import rate\n\ndef test_a():\n    rate()\n")
     problems = _account(pytester, ["test_it.py::test_a"])
     assert _codes(problems) == [("outcome-rewritten", ("test_it.py::test_a",))]
+
+
+def test_code_under_test_that_changes_pytest_on_a_worker_still_blocks(
+    pytester: pytest.Pytester,
+) -> None:
+    """What a worker saw the code under test do to pytest travels to the controller."""
+    pytester.makepyfile(helper_app=NEUTERING_APP["registered-wrapper"],
+                        test_it="from helper_app import config\n\ndef test_a():\n    assert 0\n")
+    problems = _account(pytester, ["test_it.py::test_a"])
+    assert _codes(problems) == [("harness-altered", ("test_it.py::test_a",))]
 
 
 def test_deselection_on_the_workers_is_seen(pytester: pytest.Pytester) -> None:
