@@ -375,7 +375,8 @@ def test_code_under_test_that_changes_pytest_in_process_blocks(
                  "def test_rate():\n    assert rate() == 7\n    pytest.fail('wrong rate')\n")
     problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
                         "--rootdir", str(pytester.path), "-o", "pythonpath=.")
-    assert "harness-altered" in [p.code for p in problems], [(p.code, p.detail[:60]) for p in problems]
+    said = [(p.code, p.detail[:60]) for p in problems]
+    assert "harness-altered" in [p.code for p in problems], said
     assert [p.verdict for p in problems if p.code == "harness-altered"] == [Verdict.BLOCKED]
 
 
