@@ -232,7 +232,7 @@ def _parse(source: blocks.Source) -> tuple[ast.Module, dict[str, _Function]] | N
     try:
         text = blocks.decode(source)
         tree = ast.parse(text)
-        return tree, _block_functions(tree, blocks.from_tree(tree, text))
+        return tree, _block_functions(tree, blocks.from_tree(tree, text, sums=False))
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return None
 

@@ -84,23 +84,24 @@ def parse(source: Source) -> FileBlocks | None:
     return from_tree(tree, text)
 
 
-def from_tree(tree: ast.Module, text: str) -> FileBlocks:
-    """The blocks of an already parsed file (``text`` as ``decode`` returns it)."""
+def from_tree(tree: ast.Module, text: str, *, sums: bool = True) -> FileBlocks:
+    """The blocks of an already parsed file (``text`` as ``decode`` returns it); without
+    ``sums``, their layout alone (a recording maps lines to blocks, it compares none)."""
     lines = text.split("\n")
     spans = sorted(_spans(tree.body, ""), key=lambda s: s[1])
-    blocks = _name_blocks(spans, lines)
+    blocks = _name_blocks(spans, lines, sums)
     return FileBlocks(
         blocks=blocks,
-        module_checksum=_module_checksum(lines, blocks),
+        module_checksum=_module_checksum(lines, blocks) if sums else "",
         starts=tuple(b.start for b in blocks),
     )
 
 
-_Span = tuple[str, int, int, str]  # name, first body line, last body line, ``shown``
+_Span = tuple[str, int, int, "ast.FunctionDef | ast.AsyncFunctionDef"]
 
 
 def _spans(body: list[ast.stmt], prefix: str) -> list[_Span]:
-    """(qualified name, first body line, last body line, ``shown``) of every outermost
+    """(qualified name, first body line, last body line, the definition) of every outermost
     function."""
     found: list[_Span] = []
     for node in body:
@@ -111,7 +112,7 @@ def _spans(body: list[ast.stmt], prefix: str) -> list[_Span]:
 def _node_spans(node: ast.AST, prefix: str) -> list[_Span]:
     if isinstance(node, _FUNCS):
         span = _body_span(node)
-        return [(prefix + node.name, *span, shown(node))] if span else []
+        return [(prefix + node.name, *span, node)] if span else []
     if isinstance(node, ast.ClassDef):
         return _spans(node.body, f"{prefix}{node.name}.")
     found: list[_Span] = []
@@ -159,14 +160,17 @@ def _yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _name_blocks(spans: list[_Span], lines: list[str]) -> tuple[Block, ...]:
+def _name_blocks(spans: list[_Span], lines: list[str], sums: bool) -> tuple[Block, ...]:
     seen: dict[str, int] = {}
     blocks = []
-    for name, start, end, facets in spans:
+    for name, start, end, node in spans:
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name}#{seen[name]}"
-        text = "\n".join(lines[start - 1 : end])
-        blocks.append(Block(label, start, end, _digest(text), facets))
+        if sums:
+            text = "\n".join(lines[start - 1 : end])
+            blocks.append(Block(label, start, end, _digest(text), shown(node)))
+        else:
+            blocks.append(Block(label, start, end, ""))
     return tuple(blocks)
 
 

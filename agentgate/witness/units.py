@@ -241,7 +241,8 @@ def parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
             if text is not None and (not text.isascii() or _CALLED.search(text)):
                 CALLS.add(path)
             tree = ast.parse(text) if text is not None else None
-            layout = blocks.from_tree(tree, text) if tree is not None and text else None
+            layout = (blocks.from_tree(tree, text, sums=False) if tree is not None and text
+                      else None)
         except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
             tree = layout = None
         _PARSED[path] = (tree, layout)
