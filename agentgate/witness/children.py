@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -81,12 +82,14 @@ _chain()
 
 class Spawn(NamedTuple):
     """A process a context started: its pid, the program files the start could have run
-    (in the order it tried them), and its argv."""
+    (in the order it tried them), its argv, and its environment (``NAME=value`` items; None:
+    this process's own, inherited)."""
 
     pid: int
     context: str
     programs: tuple[str, ...]
     argv: tuple[str, ...]
+    environ: tuple[str, ...] | None = None
 
 
 class Spawner(Protocol):
@@ -153,7 +156,8 @@ def running(rec: Spawner) -> str | None:
             continue
         if not _alive(spawn.pid):
             rec.settled.add(spawn.pid)
-        elif spawn.context.startswith("t:") and not _tracker(spawn):
+        elif spawn.context.startswith("t:") and not _tracker(spawn) and not contained(
+                spawn, rec):
             return f"{_what(spawn)} still running (pid {spawn.pid})"
     return None
 
@@ -174,6 +178,79 @@ _MULTIPROCESSING = (
     re.compile(r"from multiprocessing\.resource_tracker import main;main\(\d+\)"),
     re.compile(r"from multiprocessing\.forkserver import main; main\(\d+, \d+, [^()]*\)"),
 )
+
+
+# --- programs of the base system that read no file ------------------------------------------
+
+# Where the base system's programs live: no test writes there, a PATH it sets aside.
+_SYSTEM = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/")
+_SHELLS = frozenset({"sh", "dash", "bash", "busybox"})
+# Filters that read their standard input alone when given no operand (``PAGER=cat``).
+_STDIN_ONLY = frozenset({"cat", "tac", "head", "tail", "wc", "sort", "uniq", "cut", "rev",
+                         "nl", "fold", "od", "base64", "md5sum", "sha256sum"})
+# Programs that never read a file, whatever their operands.
+_NO_FILES = frozenset({"echo", "printf", "true", "false", "yes", "sleep", "tr"})
+_SHORT_FLAGS = re.compile(r"-[A-Za-z0-9]*")
+# What a shell would expand, substitute, redirect or chain: the command is not one plain one.
+_SHELL_SYNTAX = re.compile(r"[$`\\\n*?\[\]~{}!#;|&<>()=]")
+
+
+def contained(spawn: Spawn, rec: Spawner) -> bool:
+    """Whether a process the recording cannot follow (no Python, no fragment) reads no file
+    of the repository: a filter of the base system given no operand (``cat``, ``head -5``),
+    or a program that reads none (``echo``, ``true``), started itself or as one plain
+    command of ``sh -c`` (click's pager tests run ``sh -c cat``). What it reads is its
+    standard input, which the test wrote and the recording saw. The program must be the
+    system's (``/bin``, ``/usr/bin``: a test's PATH may put its own ``cat`` first) and the
+    shell must read no start-up file (``ENV``, ``BASH_ENV``); anything else -- another
+    program, an operand that may name a file, a redirection, an expansion -- stays
+    incomplete."""
+    program = _program(spawn)
+    env = _environ(spawn)
+    words = list(spawn.argv)
+    if program is None or not words:
+        return False
+    if _named(program, rec) in _SHELLS:
+        if len(words) != 3 or words[1] != "-c" or env.get("ENV") or env.get("BASH_ENV"):
+            return False
+        inner = _plain_command(words[2])
+        if inner is None:
+            return False
+        found = shutil.which(inner[0], path=env.get("PATH", os.defpath))
+        if found is None:
+            return False
+        program, words = found, inner
+    name = _named(program, rec)
+    if name in _NO_FILES:
+        return True
+    return name in _STDIN_ONLY and all(_SHORT_FLAGS.fullmatch(w) for w in words[1:])
+
+
+def _named(program: str, rec: Spawner) -> str | None:
+    """The name a system program answers to, or None for one outside the system's folders
+    (or inside the repository)."""
+    real = os.path.realpath(program)
+    if not real.startswith(_SYSTEM) or rec.rel(real) is not None:
+        return None
+    return os.path.basename(program)
+
+
+def _plain_command(text: str) -> list[str] | None:
+    """The words of a shell command that is one plain command: no expansion, substitution,
+    redirection, assignment, chaining or globbing."""
+    if _SHELL_SYNTAX.search(text):
+        return None
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    return words or None
+
+
+def _environ(spawn: Spawn) -> dict[str, str]:
+    if spawn.environ is None:
+        return dict(os.environ)
+    return dict(item.partition("=")[::2] for item in spawn.environ)
 
 
 def _alive(pid: int) -> bool:
@@ -222,6 +299,8 @@ def merge(rec: Spawner, out: dict[str, Any]) -> None:
             _proves(f, s) for f in found for s in spawns)
         for spawn in spawns:
             entry = out["contexts"].setdefault(spawn.context, harvest.empty_entry())
+            if not trusted and not found and contained(spawn, rec):
+                continue  # reads its standard input alone, which the test wrote
             if not trusted:
                 entry["flags"].setdefault(WHY, _unfollowed(spawn))
                 continue

@@ -610,7 +610,7 @@ class Recorder:
             return False
 
     def spawned(self, pid: int, programs: tuple[str, ...], argv: tuple[str, ...],
-                frame: Any) -> None:
+                frame: Any, environ: tuple[str, ...] | None = None) -> None:
         """The context started a process (``_follow``): the harvest charges it what the
         child recorded, or marks it incomplete (``children.merge``). Outside any test, only
         the repository's own starts count (``on_event``)."""
@@ -618,7 +618,7 @@ class Recorder:
         self._local.noted = getattr(self._local, "noted", 0) + 1
         if self._outside() and self._origin(frame) != _REPO:
             return
-        self.spawns.append(children.Spawn(pid, self.context_name, programs, argv))
+        self.spawns.append(children.Spawn(pid, self.context_name, programs, argv, environ))
 
     def _accepted(self, conn: Any, peer: Any) -> None:
         """A connection a listener accepted: from a socket of this process (its address is
@@ -1132,9 +1132,9 @@ def _follow(start: Any, describe: Any) -> Any:
             local.spawning -= 1
         recorder._busy = True
         try:
-            programs, argv = describe(args, kwargs)
+            programs, argv, env = describe(args, kwargs)
             recorder.spawned(pid, children.decoded(programs), children.decoded(argv),
-                             sys._getframe(1))
+                             sys._getframe(1), _environ(env))
         finally:
             recorder._busy = False
         return pid
@@ -1142,18 +1142,32 @@ def _follow(start: Any, describe: Any) -> Any:
     return started
 
 
-def _fork_exec_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    return args[1], args[0]  # (executable_list, args): the same from 3.9 to 3.14
+def _fork_exec_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    # (args, executable_list, close_fds, pass_fds, cwd, env, ...): the same from 3.9 to 3.14
+    return args[1], args[0], args[5] if len(args) > 5 else None
 
 
-def _posix_spawn_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    return (args[0],), args[1]  # (path, argv, env, ...)
+def _posix_spawn_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    env = args[2] if len(args) > 2 else kwargs.get("env")
+    return (args[0],), args[1], env  # (path, argv, env, ...)
 
 
-def _posix_spawnp_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _posix_spawnp_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
     env = args[2] if len(args) > 2 and isinstance(args[2], dict) else os.environ
     found = shutil.which(os.fsdecode(args[0]), path=env.get("PATH"))
-    return (found or args[0],), args[1]
+    return (found or args[0],), args[1], env
+
+
+def _environ(env: Any) -> tuple[str, ...] | None:
+    """A started process's environment as ``NAME=value`` items (None: this process's)."""
+    if env is None:
+        return None
+    try:
+        if isinstance(env, dict) or hasattr(env, "items"):
+            return tuple(f"{os.fsdecode(k)}={os.fsdecode(v)}" for k, v in env.items())
+        return tuple(os.fsdecode(item) for item in env)
+    except (TypeError, ValueError):
+        return ("AGENTGATE_UNREADABLE_ENV=1", "BASH_ENV=?")  # unknown: not contained
 
 
 def _execute_child(popen: Any, *args: Any, **kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ FILES = {
     "def test_two():\n    assert two() == 2\n\n\n"
     "@pytest.mark.parametrize('n', [1, 2])\ndef test_param(n):\n    assert one() * n == n\n",
     "tests/test_io.py": "import subprocess\nimport sys\n\n\n"
-    "def test_sub():\n    subprocess.run(['true'], check=True)\n",
+    "def test_sub():\n    subprocess.run(['ls'], stdout=subprocess.DEVNULL, check=True)\n",
 }
 
 

@@ -17,7 +17,7 @@ from tests.support.git_repo import AUTHOR, EMAIL, GitRepo, run_agentgate
 
 def recorded_repo(
     factory: pytest.TempPathFactory, files: dict[str, str],
-    outside: dict[str, str] | None = None,
+    outside: dict[str, str] | None = None, executable: tuple[str, ...] = (),
 ) -> Iterator[tuple[GitRepo, str]]:
     """A repository with one commit W holding ``files`` and a witness recorded at W;
     ``outside``: files next to the repository, in ``../outside`` (a library installed
@@ -30,6 +30,8 @@ def recorded_repo(
             (top / "outside" / name).write_text(text)
         repo = GitRepo.init(top / "repo")
         repo.files(files)
+        for path in executable:
+            (repo.path / path).chmod(0o755)
         sha = repo.commit("initial")
         done = run_agentgate("witness", "record", cwd=repo.path)
         assert done.returncode == 0, done.stdout + done.stderr

@@ -249,9 +249,9 @@ FILES = {
     "                   check=True)\n\n\n"
     "def test_folder_main():  # python FOLDER: runpy takes __main__ out while tracing starts\n"
     "    subprocess.run([sys.executable, str(HERE.parent / 'tool')], check=True)\n\n\n"
-    "def test_child_program():\n"
+    "def test_child_program():  # ls lists the working folder: no recorder sees it\n"
     "    subprocess.run([sys.executable, '-c', CODE + '; import subprocess; '\n"
-    "                    'subprocess.run([\"true\"])'], check=True)\n",
+    "                    'subprocess.run([\"ls\"], stdout=subprocess.DEVNULL)'], check=True)\n",
 }
 CLI_TEST = "tests/test_cli.py::test_cli"
 TABLE = "tests/test_cli.py::test_table"

@@ -13,7 +13,8 @@ from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import labelled, recorded_repo
 
-BAD = "import subprocess\n\nsubprocess.run(['true'])\nraise ImportError('not here')\n"
+BAD = ("import subprocess\n\nsubprocess.run(['ls'], stdout=subprocess.DEVNULL)\n"
+       "raise ImportError('not here')\n")
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",

@@ -120,7 +120,7 @@ def test_import_time_code_counts_for_every_user_not_only_the_first_importer(
 def test_subprocess_and_socket_mark_only_their_own_test(pytester: pytest.Pytester) -> None:
     tests = (
         "import socket, subprocess, sys\n\n"
-        "def test_sub():\n    subprocess.run(['true'], check=True)\n\n"
+        "def test_sub():\n    subprocess.run(['ls'], stdout=subprocess.DEVNULL, check=True)\n\n"
         "def test_sock():\n    s = socket.socket()\n    try:\n"
         "        s.connect(('127.0.0.1', 9))\n    except OSError:\n        pass\n"
         "    finally:\n        s.close()\n\n"
@@ -138,7 +138,7 @@ def test_a_subprocess_started_by_pytest_tooling_still_counts(pytester: pytest.Py
         # pytest's own code starts the program, inside the test (a Python child pytester
         # starts is followed instead: tests/witness/test_children.py).
         "def test_nested(pytester):\n"
-        "    assert pytester.run('true').ret == 0\n"
+        "    assert pytester.run('ls').ret == 0\n"
     )}
     witness = _record(pytester, files)
     assert "subprocess" in str(witness.tests["tests/test_nested.py::test_nested"].incomplete)
@@ -149,7 +149,7 @@ def test_a_module_that_spawns_at_import_marks_every_user_in_any_order(
 ) -> None:
     files = {
         "app/version.py": "import subprocess, sys\n"
-        "OUT = subprocess.run(['echo', '1'], capture_output=True).stdout\n",
+        "OUT = subprocess.run(['ls', '-d', '.'], capture_output=True).stdout\n",
         "tests/test_order.py": (
             "def test_first():\n    import app.version\n\n"
             "def test_second():\n    from app import version\n    assert version.OUT\n\n"

@@ -64,7 +64,7 @@ FILES = {
     "        assert json.load(f)['v'] == 1\n\n"
     "def test_plain():\n    assert 1 + 1 == 2\n",
     "tests/test_io.py": "import socket, subprocess, sys\n\n"
-    "def test_sub():\n    subprocess.run(['true'], check=True)\n\n"
+    "def test_sub():\n    subprocess.run(['ls'], stdout=subprocess.DEVNULL, check=True)\n\n"
     "def test_sock():\n    s = socket.socket()\n    try:\n        s.connect(('127.0.0.1', 9))\n"
     "    except OSError:\n        pass\n    finally:\n        s.close()\n",
     "tests/sub/conftest.py": "import pytest\n\n@pytest.fixture\ndef sub_value():\n    return 5\n",

@@ -116,7 +116,7 @@ FILES = {
     "tests/test_lib_import.py": "import subprocess\nimport sys\nimport threading\n\n"
     "import sync\n\n\n"
     "def test_lib_import():\n    def run():\n        sync.IN.wait(30)\n"
-    "        subprocess.run(['true'], check=True)\n"
+    "        subprocess.run(['ls'], stdout=subprocess.DEVNULL, check=True)\n"
     "        sync.OUT.set()\n\n"
     "    thread = threading.Thread(target=run)\n    thread.start()\n"
     "    import libslow  # noqa: F401\n    thread.join()\n",
