@@ -358,6 +358,8 @@ NEUTERING_APP = {
         "    'wrapper': False, 'optionalhook': False, 'trylast': False,\n"
         "    'specname': None})\ncaller._add_hookimpl(impl)\n"),
     "replaced-fail": "import pytest\n\npytest.fail = lambda *a, **k: None\n",
+    "replaced-by-a-builtin": "import pytest\n\npytest.fail = print\n",
+    "replaced-by-the-stdlib": "import logging\nimport pytest\n\npytest.fail = logging.debug\n",
 }
 
 
@@ -395,11 +397,18 @@ def test_plugins_registered_by_test_side_code_and_patches_undone_are_the_tests_o
                  "    monkeypatch.setattr(_pytest.python.Function, 'runtest', lambda s: None)\n")
     pytester.makeconftest("class Start:\n    pass\n\n\ndef pytest_configure(config):\n"
                           "    config.pluginmanager.register(Start())\n")
-    pytester.path.joinpath("tests", "conftest.py").write_text(
+    pytester.mkdir("tests/sub").joinpath("test_sub.py").write_text(
+        "import pytest\n\n\ndef test_close():\n    assert 1.0001 == pytest.approx(1)\n")
+    pytester.path.joinpath("tests", "sub", "conftest.py").write_text(
+        "import pytest\n\n_approx = pytest.approx\n\n\n"
+        "def approx(expected, **kwargs):  # a folder's own tolerance, set as it is collected\n"
+        "    return _approx(expected, **{'rel': 1e-3, **kwargs})\n\n\n"
+        "pytest.approx = approx\n\n\n"
         "class Late:\n    pass\n\n\ndef pytest_configure(config):\n"
         "    config.pluginmanager.register(Late())\n")
     names = ["test_rate", "test_registers", "test_monkeypatch"]
+    # tests/sub/conftest.py loads while collecting: after the session began
     problems = _account(pytester, [f"tests/test_tax.py::{n}" for n in names],
                         "-p", "no:cacheprovider", "--rootdir", str(pytester.path),
-                        "-o", "pythonpath=.")
+                        "-o", "pythonpath=.", "tests")  # tests/sub/ collected from here
     assert problems == []
