@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import functools
 import hashlib
 import importlib._bootstrap as bootstrap
 import importlib.util
@@ -61,6 +62,7 @@ if _posixsubprocess is None:
 _ORIGINAL_FORK_EXEC: Any = getattr(_posixsubprocess, "fork_exec", None)
 # How ``subprocess.Popen`` starts a process (its own references to fork_exec, posix_spawn).
 _ORIGINAL_EXECUTE_CHILD: Any = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+_ORIGINAL_LRU_CACHE: Any = functools.lru_cache
 _ORIGINAL_POSIX_SPAWN: dict[str, Any] = {
     n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp") if hasattr(os, n)}
 
@@ -135,6 +137,9 @@ class Recorder:
         self.child_folder = child_folder
         self._following: children.Following | None = None
         self.spawns: list[children.Spawn] = []
+        # The repository's ``functools.lru_cache``/``cache`` wrappers made while recording:
+        # emptied as each test begins (``_lru_cache``).
+        self.caches: list[Any] = []
         self.settled: set[int] = set()
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
@@ -733,6 +738,8 @@ class Recorder:
             ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
         )
         ctx = "t:" + nodeid
+        for cache in self.caches:  # each test computes what it reads, as if it ran first
+            cache.cache_clear()
         self.push(ctx)
         served = children.running(self)  # an earlier test's process may serve this one
         if served:
@@ -1058,6 +1065,33 @@ def _install_hooks() -> None:
         setattr(owner, attribute, watched)
 
 
+def _lru_cache(*args: Any, **kwargs: Any) -> Any:
+    """``functools.lru_cache`` (and ``functools.cache``, which calls it), watched while
+    recording: a result one test computed and a later test read from the cache ran the
+    function's body in the first test's context only, so a change to the body skipped the
+    second test, which reads its new result at head (state across tests, red-team). Each
+    wrapper of a repository function is emptied as every test begins: each test runs what
+    it reads."""
+    made = _ORIGINAL_LRU_CACHE(*args, **kwargs)
+    if hasattr(made, "cache_clear"):  # ``@lru_cache`` without arguments: the wrapper
+        _note_cache(made)
+        return made
+
+    def decorating(func: Any) -> Any:
+        wrapper = made(func)
+        _note_cache(wrapper)
+        return wrapper
+
+    return decorating
+
+
+def _note_cache(wrapper: Any) -> None:
+    recorder = _ACTIVE
+    code = getattr(getattr(wrapper, "__wrapped__", None), "__code__", None)
+    if recorder is not None and code is not None and recorder.in_file(code.co_filename):
+        recorder.caches.append(wrapper)
+
+
 def _thread_settrace(func: Any) -> None:
     """``threading.settrace``, watched: before 3.12 no audit event shows a thread starting,
     so a test that takes coverage's function away from new threads (``settrace(None)``)
@@ -1235,6 +1269,7 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
        (subprocess, "_fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec)]
       if _ORIGINAL_FORK_EXEC is not None else []),
     (subprocess.Popen, "_execute_child", _ORIGINAL_EXECUTE_CHILD, _execute_child),
+    (functools, "lru_cache", _ORIGINAL_LRU_CACHE, _lru_cache),
     *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
       for name in ("stat", "lstat")),
     *((os, name, start, _follow(start, _SPAWN_ARGS[name]))
