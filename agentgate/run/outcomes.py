@@ -243,10 +243,11 @@ class Outcomes:
                 continue
             self._alter(f"{spec} was replaced ({where})")
             return
+        registered = {id(p) for p in self.manager.get_plugins()}
         for name in _PINNED_HOOKS:
             caller = getattr(self.manager.hook, name, None)
             for impl in caller.get_hookimpls() if caller is not None else ():
-                if not self.manager.is_registered(impl.plugin):
+                if id(impl.plugin) not in registered:
                     self._alter(f"{name} has an implementation no plugin registered ({where})")
                     return
 

@@ -191,6 +191,9 @@ _STDIN_ONLY = frozenset({"cat", "tac", "head", "tail", "wc", "sort", "uniq", "cu
 # Programs that never read a file, whatever their operands.
 _NO_FILES = frozenset({"echo", "printf", "true", "false", "yes", "sleep", "tr"})
 _SHORT_FLAGS = re.compile(r"-[A-Za-z0-9]*")
+# What of its environment decides what such a process reads: where its program is found,
+# the shell's start-up files.
+CONTAINED_ENV = ("PATH", "ENV", "BASH_ENV")
 # What a shell would expand, substitute, redirect or chain: the command is not one plain one.
 _SHELL_SYNTAX = re.compile(r"[$`\\\n*?\[\]~{}!#;|&<>()=]")
 

@@ -1193,9 +1193,11 @@ def _posix_spawnp_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[A
 
 
 def _environ(env: Any) -> tuple[str, ...] | None:
-    """A started process's environment as ``NAME=value`` items (None: this process's)."""
+    """A started process's environment as ``NAME=value`` items; inherited, what of this
+    process's ``children.contained`` reads, as it is now (a test's ``monkeypatch`` of
+    ``BASH_ENV`` is undone by the harvest)."""
     if env is None:
-        return None
+        return tuple(f"{n}={os.environ[n]}" for n in children.CONTAINED_ENV if n in os.environ)
     try:
         if isinstance(env, dict) or hasattr(env, "items"):
             return tuple(f"{os.fsdecode(k)}={os.fsdecode(v)}" for k, v in env.items())

@@ -44,10 +44,14 @@ FILES = {
     "    assert page('', 'cat', env) == 'a\\n'\n\n\n"
     "def test_bash_env(tmp_path):\n"
     "    env = {**os.environ, 'BASH_ENV': os.path.abspath('data/a.txt')}\n"
-    "    assert page('x', 'cat', env) == 'x'\n",
+    "    assert page('x', 'cat', env) == 'x'\n\n\n"
+    "def test_bash_env_inherited(monkeypatch):\n"
+    "    monkeypatch.setenv('BASH_ENV', os.path.abspath('data/a.txt'))\n"
+    "    assert page('x', 'cat') == 'x'\n",
 }
 CONTAINED = ("test_cat", "test_argv", "test_echo")
-ATTACKS = ("test_operand", "test_redirect", "test_path_first", "test_bash_env")
+ATTACKS = ("test_operand", "test_redirect", "test_path_first", "test_bash_env",
+           "test_bash_env_inherited")
 
 
 @pytest.fixture(scope="module")
