@@ -24,9 +24,9 @@ FILES = {
     "app/__init__.py": "",
     "app/cfg.py": CFG,
     # file order: every "first" test fills the caches the "second" one reads
-    "tests/test_cfg.py": "from app import cfg\n\n\n"
-    "def test_first():\n    assert (cfg.rate(), cfg.scaled(1), cfg.name()) == (2, 10, 'shop')\n\n\n"
-    "def test_second():\n    assert (cfg.rate(), cfg.scaled(1), cfg.name()) == (2, 10, 'shop')\n\n\n"
+    "tests/test_cfg.py": "from app import cfg\n\nWANT = (2, 10, 'shop')\n\n\n"
+    "def test_first():\n    assert (cfg.rate(), cfg.scaled(1), cfg.name()) == WANT\n\n\n"
+    "def test_second():\n    assert (cfg.rate(), cfg.scaled(1), cfg.name()) == WANT\n\n\n"
     "def test_other():\n    assert cfg.other() == 1\n",
 }
 BOTH = ("tests/test_cfg.py::test_first", "tests/test_cfg.py::test_second")
