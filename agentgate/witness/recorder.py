@@ -144,6 +144,7 @@ class Recorder:
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
         self._roots = (self.root, os.path.realpath(self.root))
+        self._links: dict[str, str | bool | None] = {}  # ``_linked``, per absolute path
         # ``rel`` of absolute paths, asked for every code object, import and file opened.
         self._rel_known: dict[str, str | None] = {}
         self.ambient_names: tuple[str, ...] = ()
@@ -572,7 +573,30 @@ class Recorder:
         rel = self.rel(path)
         if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
             return
-        (self.context.listed if kind == _LIST else self.context.opened).add(rel)
+        found = self.context.listed if kind == _LIST else self.context.opened
+        found.add(rel)
+        target = self._linked(path, rel)
+        if target is not None:
+            found.add(target)
+
+    def _linked(self, path: Any, rel: str) -> str | None:
+        """Where a path of the repository leads when it, or a folder on the way, is a
+        symbolic link to another place of the repository (``data/current.json`` ->
+        ``data/v2.json``): a change there changes what the test read through the link."""
+        try:
+            full = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return None
+        known = self._links.get(full, False)
+        if known is False:
+            real = os.path.realpath(full)
+            known = None if real == full else self.rel(real)
+            if known == rel:
+                known = None
+            if len(self._links) > _REL_KNOWN_MAX:
+                self._links.clear()
+            self._links[full] = known
+        return known if isinstance(known, str) else None
 
     def stat_seen(self, path: Any, frame: Any, *, folder: bool) -> None:
         """A ``stat`` of a path (``os.path.exists``, ``isfile``, ``getsize``, ``Path.exists``,

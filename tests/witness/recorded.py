@@ -18,6 +18,7 @@ from tests.support.git_repo import AUTHOR, EMAIL, GitRepo, run_agentgate
 def recorded_repo(
     factory: pytest.TempPathFactory, files: dict[str, str],
     outside: dict[str, str] | None = None, executable: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
 ) -> Iterator[tuple[GitRepo, str]]:
     """A repository with one commit W holding ``files`` and a witness recorded at W;
     ``outside``: files next to the repository, in ``../outside`` (a library installed
@@ -32,6 +33,8 @@ def recorded_repo(
         repo.files(files)
         for path in executable:
             (repo.path / path).chmod(0o755)
+        for path, target in (links or {}).items():  # symbolic links, committed as such
+            (repo.path / path).symlink_to(target)
         sha = repo.commit("initial")
         done = run_agentgate("witness", "record", cwd=repo.path)
         assert done.returncode == 0, done.stdout + done.stderr
