@@ -571,18 +571,17 @@ class Recorder:
             self.context.opened.update(_PACKAGING)
             return
         rel = self.rel(path)
-        if rel is None or rel.endswith(".pyc") or any(p in f"/{rel}/" for p in _SKIP_PARTS):
-            return
+        target = self._linked(path)
         found = self.context.listed if kind == _LIST else self.context.opened
-        found.add(rel)
-        target = self._linked(path, rel)
-        if target is not None:
-            found.add(target)
+        for name in {rel, target} - {None}:
+            if name is not None and not name.endswith(".pyc") and not any(
+                    p in f"/{name}/" for p in _SKIP_PARTS):
+                found.add(name)
 
-    def _linked(self, path: Any, rel: str) -> str | None:
-        """Where a path of the repository leads when it, or a folder on the way, is a
-        symbolic link to another place of the repository (``data/current.json`` ->
-        ``data/v2.json``): a change there changes what the test read through the link."""
+    def _linked(self, path: Any) -> str | None:
+        """Where a path leads in the repository when it, or a folder on the way, is a
+        symbolic link (``data/current.json`` -> ``data/v2.json``, a linked folder,
+        ``/proc/self/cwd/data/x``): a change there changes what the test read through it."""
         try:
             full = os.path.abspath(os.fsdecode(path))
         except (TypeError, ValueError):
@@ -591,8 +590,6 @@ class Recorder:
         if known is False:
             real = os.path.realpath(full)
             known = None if real == full else self.rel(real)
-            if known == rel:
-                known = None
             if len(self._links) > _REL_KNOWN_MAX:
                 self._links.clear()
             self._links[full] = known

@@ -1,6 +1,7 @@
 """A file a test read through a symbolic link of the repository (``data/current.json`` ->
-``v2.json``, or a linked folder): the recording saw the link's path only, so a patch to
-the file it leads to skipped the test (red-team). The target counts as read too."""
+``v2.json``, a linked folder, ``/proc/self/cwd/...``): the recording saw the link's path
+only, so a patch to the file it leads to skipped the test (red-team). The target counts as
+read too."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ FILES = {
     "    assert json.load(open('data/current.json'))['rate'] == 2\n\n\n"
     "def test_folder_link():\n"
     "    assert json.load(open('fixtures/v2.json'))['rate'] == 2\n\n\n"
-    "def test_other():\n    assert json.load(open('data/other.json'))['rate'] == 9\n",
+    "def test_other():\n    assert json.load(open('data/other.json'))['rate'] == 9\n\n\n"
+    "def test_proc_cwd():  # the working folder through the kernel's own link\n"
+    "    assert json.load(open('/proc/self/cwd/data/v2.json'))['rate'] == 2\n",
 }
 LINKS = {"data/current.json": "v2.json", "fixtures": "data"}
 
@@ -38,6 +41,7 @@ def test_a_file_read_through_a_link_reruns_its_test_when_it_changes(
     labels = labelled(recorded, "target", {"data/v2.json": '{"rate": 3}\n'})
     assert labels["tests/test_data.py::test_current"] == IMPACTED
     assert labels["tests/test_data.py::test_folder_link"] == IMPACTED
+    assert labels["tests/test_data.py::test_proc_cwd"] == IMPACTED
     assert labels["tests/test_data.py::test_other"] == SKIP
 
 
@@ -45,4 +49,5 @@ def test_another_file_leaves_the_linked_readers_skipped(recorded: tuple[GitRepo,
     labels = labelled(recorded, "other", {"data/other.json": '{"rate": 8}\n'})
     assert labels["tests/test_data.py::test_current"] == SKIP
     assert labels["tests/test_data.py::test_folder_link"] == SKIP
+    assert labels["tests/test_data.py::test_proc_cwd"] == SKIP
     assert labels["tests/test_data.py::test_other"] == IMPACTED
