@@ -140,6 +140,12 @@ _PINNED = (
     "_pytest.outcomes:skip", "_pytest.outcomes:xfail", "pytest:fail", "pytest:skip",
     "pytest:xfail", "pytest:raises", "pytest:approx", "pluggy._callers:_multicall",
     "pluggy._hooks:HookCaller.__call__", "pluggy._manager:PluginManager._hookexec",
+    # unittest-style tests: how they run, fail and assert
+    "unittest.case:TestCase.run", "unittest.case:TestCase.fail",
+    "unittest.case:TestCase.assertEqual", "unittest.case:TestCase._baseAssertEqual",
+    "unittest.case:TestCase.assertTrue", "unittest.case:TestCase.assertFalse",
+    "unittest.case:TestCase.assertRaises", "unittest.case:TestCase.assertIn",
+    "unittest.case:TestCase._getAssertEqualityFunc",
 )
 # The hooks that run a test and report it: their callers and implementations are pinned too.
 _PINNED_HOOKS = (

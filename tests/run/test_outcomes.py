@@ -360,6 +360,8 @@ NEUTERING_APP = {
     "replaced-fail": "import pytest\n\npytest.fail = lambda *a, **k: None\n",
     "replaced-by-a-builtin": "import pytest\n\npytest.fail = print\n",
     "replaced-by-the-stdlib": "import logging\nimport pytest\n\npytest.fail = logging.debug\n",
+    "replaced-unittest-assert": "import unittest\n\n"
+        "unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n",
 }
 
 
@@ -374,8 +376,12 @@ def test_code_under_test_that_changes_pytest_in_process_blocks(
     pytester: pytest.Pytester, how: str
 ) -> None:
     _tax_project(pytester, NEUTERING_APP[how],
+                 "import unittest\n\n\nclass TestRate(unittest.TestCase):\n"
+                 "    def test_rate(self):\n        self.assertEqual(rate(), 7)\n"
+                 "        pytest.fail('wrong rate')\n\n\n"
                  "def test_rate():\n    assert rate() == 7\n    pytest.fail('wrong rate')\n")
-    problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
+    test = "TestRate::test_rate" if "unittest" in how else "test_rate"
+    problems = _account(pytester, [f"tests/test_tax.py::{test}"], "-p", "no:cacheprovider",
                         "--rootdir", str(pytester.path), "-o", "pythonpath=.")
     said = [(p.code, p.detail[:60]) for p in problems]
     assert "harness-altered" in [p.code for p in problems], said
