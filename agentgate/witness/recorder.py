@@ -560,6 +560,8 @@ class Recorder:
                 self.context.flags.setdefault(_WHY[kind], _describe(event, args))
             return
         origin = self._origin(frame)
+        if outside and origin == _LIB and self._for_the_repository(frame):
+            origin = _REPO
         if origin == _TOOL or (outside and origin != _REPO):
             return
         if kind == _OPEN and not _reads(args):
@@ -698,6 +700,20 @@ class Recorder:
         for context, what in self._settraced:
             context.flags.setdefault(_WHY[_TRACE], what)
         self._settraced.clear()
+
+    def _for_the_repository(self, frame: Any) -> bool:
+        """Whether a library's read outside any test, fixture or import was asked for by the
+        repository's code: a conftest's ``pytest_generate_tests`` that loads its cases with a
+        library (``yaml.safe_load``, ``iniconfig``) reads for the tests it parametrizes. A
+        plugin's read at start-up, with no repository code under it, is no test's doing."""
+        for _ in range(200):
+            if frame is None:
+                return False
+            name = frame.f_code.co_filename
+            if not name.startswith(("<", *self._skip_callers)) and self.rel(name) is not None:
+                return True
+            frame = frame.f_back
+        return True  # deeper than that: it may be the repository's
 
     def _origin(self, frame: Any) -> str:
         """Whose code caused an event: the first frame that is not the standard library."""
