@@ -139,7 +139,7 @@ class Recorder:
         self.spawns: list[children.Spawn] = []
         # The repository's ``functools.lru_cache``/``cache`` wrappers made while recording:
         # emptied as each test begins (``_lru_cache``).
-        self.caches: list[Any] = []
+        self.caches: weakref.WeakSet[Any] = weakref.WeakSet()  # one made per call goes
         self.settled: set[int] = set()
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
@@ -775,7 +775,7 @@ class Recorder:
             ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
         )
         ctx = "t:" + nodeid
-        for cache in self.caches:  # each test computes what it reads, as if it ran first
+        for cache in list(self.caches):  # each test computes what it reads, as if first
             cache.cache_clear()
         self.push(ctx)
         served = children.running(self)  # an earlier test's process may serve this one
@@ -1126,7 +1126,7 @@ def _note_cache(wrapper: Any) -> None:
     recorder = _ACTIVE
     code = getattr(getattr(wrapper, "__wrapped__", None), "__code__", None)
     if recorder is not None and code is not None and recorder.in_file(code.co_filename):
-        recorder.caches.append(wrapper)
+        recorder.caches.add(wrapper)
 
 
 def _thread_settrace(func: Any) -> None:
