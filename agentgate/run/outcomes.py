@@ -39,7 +39,15 @@ WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+# Start-up, before the session's own plugin exists: pytest's parts as this plugin found them
+# when it was registered (``-p``, before any conftest or what it imports), and the plugins
+# registered since, each with the frames that registered it (``_registrar``).
+_EARLY: dict[str, Any] = {}
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _EARLY.clear()
+    _EARLY.update(manager=pluginmanager, pins=_pins(pluginmanager), registered=[])
     parser.getgroup("agentgate").addoption(
         OPTION, dest="agentgate_outcomes", default=None, metavar="PATH",
         help="agentgate: write each test's raw and reported outcome to PATH (JSON)",
@@ -177,6 +185,31 @@ def _pins(manager: Any) -> dict[str, object]:
     return found
 
 
+def pytest_plugin_registered(plugin: object, manager: object) -> None:
+    """A plugin registered at start-up (the session's ``Outcomes`` judges the rest): the
+    frames that registered it, judged once the root is known (``Outcomes._startup``)."""
+    if manager is _EARLY.get("manager") and not _EARLY.get("started"):
+        _EARLY["registered"].append(_registrar(sys._getframe(1)))
+
+
+def _registrar(frame: Any) -> tuple[list[str], bool]:
+    """Who registered a plugin: the files of the frames between pytest's machinery that
+    registers it and the machinery that ran them, and whether an import ran in between
+    (code run by importing a module, not by a hook of a registered plugin)."""
+    while frame is not None and _machinery(frame):
+        frame = frame.f_back  # pluggy's register, pytest's, this hook's caller
+    files: list[str] = []
+    imported = False
+    while frame is not None and not _machinery(frame):
+        name = frame.f_code.co_filename
+        if name.startswith("<"):
+            imported = imported or "importlib" in name
+        else:
+            files.append(name)
+        frame = frame.f_back
+    return files, imported
+
+
 def _machinery(frame: Any) -> bool:
     name = str(frame.f_globals.get("__name__", ""))
     return name.split(".")[0] in _MACHINERY or name.startswith("_agentgate_outcomes")
@@ -207,7 +240,55 @@ class Outcomes:
         self._root = os.path.join(os.path.realpath(config.rootpath), "")
         self._patterns = ["test_*.py", "*_test.py", "conftest.py", *_python_files(config)]
         self._pins = _pins(self.manager)
+        self._startup()
         self._write()  # a file that says "not finished" until the session really ends
+
+    def _startup(self) -> None:
+        """What start-up changed, judged now that the root is known: a plugin registered by
+        code under test run at its import (a root conftest imports ``app``, whose import
+        finds the config through ``gc``), and pytest's parts replaced since this plugin was
+        registered by code under test, or by something with no code of its own (``print``).
+        A plugin project's hook that registers its own plugins, a conftest's, and an
+        installed plugin's replacement are start-up's business."""
+        _EARLY["started"] = True
+        if _EARLY.get("manager") is not self.manager:
+            return  # this module was registered in another session (pytester, in process)
+        for files, imported in _EARLY.get("registered", ()):
+            who = self._first_in_tree(files)
+            if who is not None and imported:
+                self._alter(f"{who} registered a pytest plugin at its import")
+        before: dict[str, object] = _EARLY.get("pins") or {}
+        for spec, value in self._pins.items():
+            if spec in before and before[spec] is not value and self._under_test(value):
+                self._alter(f"{spec} was replaced at start-up")
+
+    def _first_in_tree(self, files: list[str]) -> str | None:
+        """The first of these files in the tree, when it is code under test."""
+        for name in files:
+            path = os.path.realpath(name)
+            if not path.startswith(self._root):
+                continue
+            rel = path[len(self._root):]
+            if _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
+                continue
+            return None if _test_side(rel, self._patterns) else rel.replace(os.sep, "/")
+        return None
+
+    def _under_test(self, value: object) -> bool:
+        """Whether a replacement made at start-up may be code under test's: anything but a
+        function of an installed library (a plugin's) or of test-side code of the tree --
+        code under test, the standard library's (``logging.debug``), text someone exec'd, or
+        something with no code of its own to tell (``print``)."""
+        for attribute in ("__func__", "fget"):
+            value = getattr(value, attribute, None) or value
+        file = getattr(getattr(value, "__code__", None), "co_filename", None)
+        if not isinstance(file, str) or file.startswith("<"):
+            return True
+        parts = os.path.realpath(file).split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            return False
+        return not os.path.realpath(file).startswith(self._root) or self._first_in_tree(
+            [file]) is not None
 
     def pytest_plugin_registered(self, plugin: object, manager: object) -> None:
         """A plugin registered once the session began, by code of the tree that is not

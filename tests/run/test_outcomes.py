@@ -371,10 +371,15 @@ def _tax_project(pytester: pytest.Pytester, app: str, test: str) -> None:
         "import pytest\nfrom app.tax import rate\n\n" + test)
 
 
+@pytest.mark.parametrize("when", ["collected", "at-start-up"])
 @pytest.mark.parametrize("how", sorted(NEUTERING_APP))
 def test_code_under_test_that_changes_pytest_in_process_blocks(
-    pytester: pytest.Pytester, how: str
+    pytester: pytest.Pytester, how: str, when: str
 ) -> None:
+    """Imported while a test file is collected, or at start-up by a root conftest that
+    imports the code under test (as many do, for their fixtures)."""
+    if when == "at-start-up":
+        pytester.makeconftest("import app.tax\n")
     _tax_project(pytester, NEUTERING_APP[how],
                  "import unittest\n\n\nclass TestRate(unittest.TestCase):\n"
                  "    def test_rate(self):\n        self.assertEqual(rate(), 7)\n"
@@ -386,6 +391,26 @@ def test_code_under_test_that_changes_pytest_in_process_blocks(
     said = [(p.code, p.detail[:60]) for p in problems]
     assert "harness-altered" in [p.code for p in problems], said
     assert [p.verdict for p in problems if p.code == "harness-altered"] == [Verdict.BLOCKED]
+
+
+def test_a_plugin_projects_own_registrations_at_start_up_are_its_business(
+    pytester: pytest.Pytester,
+) -> None:
+    """The legitimate twin at start-up: a plugin of the tree (a pytest plugin project's
+    own, loaded with ``-p``) whose ``pytest_configure`` registers another plugin, and a
+    root conftest that imports the code under test and registers a plugin at its import."""
+    _tax_project(pytester, "", "def test_rate():\n    assert rate() == 0\n")
+    pytester.path.joinpath("app", "plugin.py").write_text(
+        "class Session:\n    pass\n\n\ndef pytest_configure(config):\n"
+        "    config.pluginmanager.register(Session(), 'app-session')\n")
+    pytester.makeconftest("import app.tax\n\n\nclass Helper:\n    pass\n\n\n"
+                          "import gc\nimport pytest\n\n"
+                          "next(o for o in gc.get_objects() if isinstance(o, pytest.Config))"
+                          ".pluginmanager.register(Helper())\n")
+    problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
+                        "--rootdir", str(pytester.path), "-o", "pythonpath=.", "-p",
+                        "app.plugin")
+    assert problems == []
 
 
 def test_plugins_registered_by_test_side_code_and_patches_undone_are_the_tests_own(
