@@ -359,6 +359,8 @@ NEUTERING_APP = {
         "    'specname': None})\ncaller._add_hookimpl(impl)\n"),
     "replaced-fail": "import pytest\n\npytest.fail = lambda *a, **k: None\n",
     "replaced-by-a-builtin": "import pytest\n\npytest.fail = print\n",
+    "replaced-test-function": "import _pytest.python\n\n"
+        "_pytest.python.Function._getobj = lambda self: (lambda **kw: None)\n",
     "replaced-by-the-stdlib": "import logging\nimport pytest\n\npytest.fail = logging.debug\n",
     "replaced-unittest-assert": "import unittest\n\n"
         "unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n",
