@@ -143,7 +143,9 @@ def _test_side(rel: str, patterns: list[str]) -> bool:
 _PINNED = (
     "_pytest.python:Function.runtest", "_pytest.python:pytest_pyfunc_call",
     "_pytest.python:Function._getobj", "_pytest.python:PyobjMixin.obj",
-    "_pytest.unittest:TestCaseFunction.runtest", "_pytest.doctest:DoctestItem.runtest",
+    # Not ``TestCaseFunction.runtest``: pytest-django's class fixture replaces it for the
+    # class's tests (``non_debugging_runtest``); ``TestCase.run``, which it calls, is pinned.
+    "_pytest.doctest:DoctestItem.runtest",
     "_pytest.runner:call_and_report", "_pytest.runner:call_runtest_hook",
     "_pytest.runner:runtestprotocol", "_pytest.runner:CallInfo.from_call",
     "_pytest.reports:TestReport.from_item_and_call", "_pytest.outcomes:fail",
