@@ -151,6 +151,7 @@ _PINNED = (
     "_pytest.reports:TestReport.from_item_and_call", "_pytest.outcomes:fail",
     "_pytest.outcomes:skip", "_pytest.outcomes:xfail", "pytest:fail", "pytest:skip",
     "pytest:xfail", "pytest:raises", "pytest:approx", "pluggy._callers:_multicall",
+    "pluggy._execution:_multicall",  # pluggy 1.6
     "pluggy._hooks:HookCaller.__call__", "pluggy._manager:PluginManager._hookexec",
     # unittest-style tests: how they run, fail and assert
     "unittest.case:TestCase.run", "unittest.case:TestCase.fail",
