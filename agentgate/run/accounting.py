@@ -26,7 +26,7 @@ it ran have no phase and are named here like any test without an outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,11 +87,12 @@ def _selected(data: Mapping[str, Any], selection: Sequence[str]) -> list[Problem
         return []  # already reported as a whole
     collected, deselected = set(data["collected"]), set(data.get("deselected", ()))
     problems = []
-    dropped = tuple(n for n in selection if "::" in n and n in deselected)
+    among_deselected, among_seen = _among(deselected), _among(collected | deselected)
+    dropped = tuple(n for n in selection if "::" in n and among_deselected(n))
     if dropped:
         problems.append(Problem("deselected", Verdict.FAILED,
                                 "selected tests were deselected by the harness", dropped))
-    absent = tuple(n for n in selection if "::" in n and n not in collected | deselected)
+    absent = tuple(n for n in selection if "::" in n and not among_seen(n))
     absent += tuple(f for f in selection if "::" not in f and not _in_file(collected, f))
     if absent:
         problems.append(Problem("not-collected", Verdict.FAILED,
@@ -131,9 +132,23 @@ def _altered(data: Mapping[str, Any]) -> list[Problem]:
                     "harness from the code under test", tuple(sorted(data["tests"])))]
 
 
+def _among(ids: set[str]) -> Callable[[str], bool]:
+    """Whether a selected node id is among ``ids``: itself, or, for a test selected without
+    its parameters (``path::test``: the witness runs all of an impacted parametrized test's
+    cases), one of its cases (``path::test[1-2]``)."""
+    cases = {_unparametrized(n) for n in ids if n.endswith("]")}
+    return lambda nodeid: nodeid in ids or nodeid in cases
+
+
+def _unparametrized(nodeid: str) -> str:
+    head, sep, rest = nodeid.partition("::")
+    return head + sep + rest.split("[", 1)[0]
+
+
 def _without_outcome(data: Mapping[str, Any], selection: Sequence[str]) -> tuple[str, ...]:
     done = {n for n, e in data["tests"].items() if _complete(e)}
-    missing = [n for n in selection if "::" in n and n not in done]
+    among_done = _among(done)
+    missing = [n for n in selection if "::" in n and not among_done(n)]
     missing += [f for f in selection if "::" not in f and not _in_file(done, f)]
     return tuple(missing)
 

@@ -109,3 +109,47 @@ def test_a_witness_narrows_a_plan_with_a_computed_import(repo: GitRepo) -> None:
     assert data["verdict"] == "scoped"
     assert data["tests"] == ["tests/test_core.py::test_other"]
     assert any(r["code"] == "dynamic-import" for r in data["reasons"])
+
+
+PARAMETRIZED = ("import pytest\nfrom app.core import lookup, other\n\n\n"
+                "@pytest.mark.parametrize('given', [1, 'I:[84]', \"it's\"])\n"
+                "def test_lookup(given):\n    assert lookup() == 1\n\n\n"
+                "def test_other():\n    assert other() == 2\n")
+
+
+def test_an_impacted_parametrized_test_runs_every_case_and_accounts_cleanly(
+    repo: GitRepo,
+) -> None:
+    """The witness selects an impacted parametrized test without its parameters (its ids
+    may change with its data): each case pytest collects for it accounts for it, as it
+    does on a real project (click's ``test_int_option[args0-I:[84]]``). Selected that way,
+    every one was "not collected" and the band failed."""
+    repo.files({**FILES, "tests/test_core.py": PARAMETRIZED})
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 1\n", "return 2 - 1\n"))
+    repo.commit("patch lookup()")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    data = json.loads(checked.stdout)
+    assert data["tests"] == ["tests/test_core.py::test_lookup"]
+    assert (data["results"]["passed"], data["results"]["failed"]) == (3, 0)
+
+
+def test_a_case_of_a_selected_parametrized_test_deselected_by_the_harness_fails(
+    repo: GitRepo,
+) -> None:
+    """The attack next to it: a conftest that deselects one case of the selected test."""
+    repo.files({**FILES, "tests/test_core.py": PARAMETRIZED})
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 1\n", "return 2 - 1\n"))
+    repo.write("tests/conftest.py", "def pytest_collection_modifyitems(config, items):\n"
+               "    dropped = [i for i in items if 'given1' in i.nodeid or 'I:' in i.nodeid]\n"
+               "    config.hook.pytest_deselected(items=dropped)\n"
+               "    items[:] = [i for i in items if i not in dropped]\n")
+    repo.commit("patch lookup(), drop a case")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode != 0, checked.stdout + checked.stderr
+    codes = [r["code"] for r in json.loads(checked.stdout)["reasons"]]
+    assert "deselected" in codes or "harness-hid-failure" in codes, codes
