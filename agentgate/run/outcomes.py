@@ -23,7 +23,7 @@ import fnmatch
 import json
 import os
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -215,6 +215,25 @@ def _registrar(frame: Any) -> tuple[list[str], bool]:
     return files, imported
 
 
+def _frame_files(frame: Any) -> Iterator[str]:
+    """The files of the frames from ``frame`` outwards, pytest's machinery and text that is
+    no file (``<frozen ...>``, ``<string>``) left out."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<") and not _machinery(frame):
+            yield name
+        frame = frame.f_back
+
+
+def _code_file(value: object) -> str | None:
+    """The file a function (a method, a property's getter) was written in; None for
+    anything with no code of its own (a builtin, a ``partial``) or text no file holds."""
+    for attribute in ("__func__", "fget"):
+        value = getattr(value, attribute, None) or value
+    file = getattr(getattr(value, "__code__", None), "co_filename", None)
+    return file if isinstance(file, str) and not file.startswith("<") else None
+
+
 def _machinery(frame: Any) -> bool:
     name = str(frame.f_globals.get("__name__", ""))
     return name.split(".")[0] in _MACHINERY or name.startswith("_agentgate_outcomes")
@@ -259,41 +278,46 @@ class Outcomes:
         if _EARLY.get("manager") is not self.manager:
             return  # this module was registered in another session (pytester, in process)
         for files, imported in _EARLY.get("registered", ()):
-            who = self._first_in_tree(files)
-            if who is not None and imported:
-                self._alter(f"{who} registered a pytest plugin at its import")
+            tree = self._in_tree(files)
+            # Code under test that registered at its import, or called by test-side code (a
+            # root conftest's ``pytest_configure`` calling ``app.setup(config)``); a plugin
+            # project's own hook, called by pytest alone, registers its plugins.
+            if tree and not tree[0][1] and (imported or any(side for _, side in tree[1:])):
+                self._alter(f"{tree[0][0]} registered a pytest plugin at start-up")
         before: dict[str, object] = _EARLY.get("pins") or {}
         for spec, value in self._pins.items():
             if spec in before and before[spec] is not value and self._under_test(value):
                 self._alter(f"{spec} was replaced at start-up")
 
-    def _first_in_tree(self, files: list[str]) -> str | None:
-        """The first of these files in the tree, when it is code under test."""
+    def _in_tree(self, files: Iterable[str]) -> list[tuple[str, bool]]:
+        """Those of these files that are the tree's own (not an installed library inside
+        it, nor git's folder), in order: (path relative to the root, whether test-side)."""
+        found = []
         for name in files:
             path = os.path.realpath(name)
-            if not path.startswith(self._root):
-                continue
-            rel = path[len(self._root):]
-            if _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
-                continue
-            return None if _test_side(rel, self._patterns) else rel.replace(os.sep, "/")
-        return None
+            if path.startswith(self._root):
+                rel = path[len(self._root):]
+                if not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
+                    found.append((rel.replace(os.sep, "/"), _test_side(rel, self._patterns)))
+        return found
+
+    def _first_in_tree(self, files: Iterable[str]) -> str | None:
+        """The first of these files in the tree, when it is code under test."""
+        tree = self._in_tree(files)
+        return tree[0][0] if tree and not tree[0][1] else None
 
     def _under_test(self, value: object) -> bool:
         """Whether a replacement made at start-up may be code under test's: anything but a
         function of an installed library (a plugin's) or of test-side code of the tree --
         code under test, the standard library's (``logging.debug``), text someone exec'd, or
         something with no code of its own to tell (``print``)."""
-        for attribute in ("__func__", "fget"):
-            value = getattr(value, attribute, None) or value
-        file = getattr(getattr(value, "__code__", None), "co_filename", None)
-        if not isinstance(file, str) or file.startswith("<"):
+        file = _code_file(value)
+        if file is None:
             return True
         parts = os.path.realpath(file).split(os.sep)
         if "site-packages" in parts or "dist-packages" in parts:
             return False
-        return not os.path.realpath(file).startswith(self._root) or self._first_in_tree(
-            [file]) is not None
+        return not self._test_side_code(value)
 
     def pytest_plugin_registered(self, plugin: object, manager: object) -> None:
         """A plugin registered once the session began, by code of the tree that is not
@@ -302,24 +326,9 @@ class Outcomes:
         to say. A conftest registers through pytest, its own plugins from the conftest."""
         if manager is not self.manager or not self._root:
             return  # start-up (a plugin project's own plugins), or another session's
-        who = self._tree_caller(sys._getframe(1))
+        who = self._first_in_tree(_frame_files(sys._getframe(1)))
         if who is not None:
             self._alter(f"{who} registered a pytest plugin")
-
-    def _tree_caller(self, frame: Any) -> str | None:
-        """The first frame of the tree outside pytest's machinery, when it is not
-        test-side code: its file."""
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if not name.startswith("<") and not _machinery(frame):
-                path = os.path.realpath(name)
-                if path.startswith(self._root):
-                    rel = path[len(self._root):]
-                    if not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
-                        return None if _test_side(rel, self._patterns) else rel.replace(
-                            os.sep, "/")
-            frame = frame.f_back
-        return None
 
     def _check(self, where: str) -> None:
         """Whether pytest's parts that run and report tests are still the ones the session
@@ -348,18 +357,9 @@ class Outcomes:
         conftest's wrapper of ``pytest.approx``). Anything else -- code under test, a
         builtin, a ``partial``, a function of the standard library or a library -- is not:
         it may do nothing at all."""
-        for name in ("__func__", "fget"):
-            value = getattr(value, name, None) or value
-        code = getattr(value, "__code__", None)
-        name = getattr(code, "co_filename", "")
-        if not isinstance(name, str) or not name or name.startswith("<"):
-            return False
-        path = os.path.realpath(name)
-        if not path.startswith(self._root):
-            return False
-        rel = path[len(self._root):]
-        return not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]) and _test_side(
-            rel, self._patterns)
+        file = _code_file(value)
+        tree = self._in_tree([file]) if file is not None else []
+        return bool(tree) and tree[0][1]
 
     def _alter(self, what: str) -> None:
         if len(self.altered) < 5:

@@ -395,6 +395,25 @@ def test_code_under_test_that_changes_pytest_in_process_blocks(
     assert [p.verdict for p in problems if p.code == "harness-altered"] == [Verdict.BLOCKED]
 
 
+def test_code_under_test_that_a_conftest_hook_calls_to_register_a_plugin_blocks(
+    pytester: pytest.Pytester,
+) -> None:
+    """No import in between: the root conftest's ``pytest_configure`` calls ``app.setup``,
+    which the patch made register a wrapper that swallows failures."""
+    _tax_project(pytester, "import pytest\n\n\nclass Quiet:\n"
+                 "    @pytest.hookimpl(wrapper=True, trylast=True)\n"
+                 "    def pytest_runtest_call(self, item):\n        try:\n"
+                 "            return (yield)\n        except AssertionError:\n"
+                 "            return None\n\n\n"
+                 "def setup(config):\n    config.pluginmanager.register(Quiet())\n",
+                 "def test_rate():\n    assert rate() == 7\n")
+    pytester.makeconftest("import app.tax\n\n\ndef pytest_configure(config):\n"
+                          "    app.tax.setup(config)\n")
+    problems = _account(pytester, ["tests/test_tax.py::test_rate"], "-p", "no:cacheprovider",
+                        "--rootdir", str(pytester.path), "-o", "pythonpath=.")
+    assert "harness-altered" in [p.code for p in problems], problems
+
+
 def test_a_plugin_projects_own_registrations_at_start_up_are_its_business(
     pytester: pytest.Pytester,
 ) -> None:
