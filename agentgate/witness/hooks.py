@@ -44,7 +44,7 @@ class RecorderHooks:
         try:
             return (yield)
         finally:
-            self.recorder.pop(ctx)
+            self.recorder.end_fixture(ctx)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.recorder.report(report.nodeid, report.duration, failed=report.failed,

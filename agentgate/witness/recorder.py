@@ -43,7 +43,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from agentgate.witness import children, harvest, lines, tracer, watch
+from agentgate.witness import carriers, children, harvest, lines, tracer, watch
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -199,6 +199,9 @@ class Recorder:
         self.unusable: str | None = None  # why tracing could not start after a lazy start
         # Attribute reads of the repository's modules (``watch``), charged to the context.
         self.watcher = watch.Watcher(self._reader_kind, self._module_read)
+        # The repository's hand-written caches, emptied of what earlier tests left as each
+        # test begins (``carriers``); a child's state is its own test's already.
+        self.carriers = carriers.Carriers()
 
     @property
     def _busy(self) -> bool:
@@ -388,6 +391,7 @@ class Recorder:
         ctx = f"i:{self._imports}"
         self.context.imports.append(ctx)
         self.import_names[ctx] = name
+        self.carriers.mark(ctx)
         self.push(ctx)
         return ctx
 
@@ -401,6 +405,7 @@ class Recorder:
             # see-through import whose flags are the library's business.
             path = self._found.get(name)
         self.import_files[ctx] = path
+        self.carriers.settle(ctx)  # what the module registered as it loaded stays
 
     def thread_import(self, name: str, import_: Any) -> Any:
         """A first import in another thread than the tests' one. It cannot have a context of
@@ -438,8 +443,10 @@ class Recorder:
         path = self.rel(file)
         if path is not None:
             self.top_names.add(name.partition(".")[0])
-        if path is not None and self.tracing and not str(file).startswith(AGENTGATE):
-            self.watcher.watch(module, path, harvest.alias_parents(self.rel, name, path))
+        if path is not None and not str(file).startswith(AGENTGATE):
+            if self.tracing:
+                self.watcher.watch(module, path, harvest.alias_parents(self.rel, name, path))
+            self.carriers.module(module)
         return path
 
     def _reader_kind(self, code: Any) -> int:
@@ -778,6 +785,8 @@ class Recorder:
         for cache in list(self.caches):  # each test computes what it reads, as if first
             cache.cache_clear()
         self.push(ctx)
+        if not self.child:
+            self.carriers.begin_test()  # in the test's context: whatever it runs is the test's
         served = children.running(self)  # an earlier test's process may serve this one
         if served:
             self.contexts[ctx].flags.setdefault(_WHY[_PROCESS], served)
@@ -814,8 +823,13 @@ class Recorder:
         run the repository's code for every test that uses them (red-team, helper-9: charged
         to the first such test alone, a change to them skipped the others)."""
         self._fixtures_now.add(key)
+        self.carriers.mark("f:" + key)
         self.push("f:" + key)
         return "f:" + key
+
+    def end_fixture(self, ctx: str) -> None:
+        self.pop(ctx)
+        self.carriers.settle(ctx)  # what a shared fixture set up stays for the tests after
 
     def report(self, nodeid: str, duration: float, *, failed: bool, skipped: bool) -> None:
         run = self.tests.get(nodeid)

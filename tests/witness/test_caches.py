@@ -57,3 +57,154 @@ def test_a_function_no_test_reads_from_a_cache_stays_with_its_callers(
     labels = labelled(recorded, "other", {"app/cfg.py": CFG.replace("return 1", "return 0 + 1")})
     assert {n: labels[n] for n in BOTH} == dict.fromkeys(BOTH, SKIP)
     assert labels["tests/test_cfg.py::test_other"] == IMPACTED
+
+
+# Hand-written caches: a module dict, a closure's WeakKeyDictionary (click's stream cache), a
+# class attribute, a mutable default, a dict on a module-level instance. Each "compute"
+# function runs only when its cache misses.
+HAND = '''import weakref
+
+_RATES = {}
+
+
+def load_rate(region):
+    return {"eu": 20, "us": 7}[region]
+
+
+def rate(region):
+    if region not in _RATES:
+        _RATES[region] = load_rate(region)
+    return _RATES[region]
+
+
+def _cached(make):
+    cache = weakref.WeakKeyDictionary()
+
+    def get(key):
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = make(key)
+        return found
+    return get
+
+
+class Key:
+    name = "k"
+
+
+KEY = Key()
+
+
+def wrap(key):
+    return "wrapped-" + key.name
+
+
+wrapped = _cached(wrap)
+
+
+def measure(n):
+    return n * 2
+
+
+class Table:
+    _memo = {}
+
+    @classmethod
+    def width(cls, n):
+        if n not in cls._memo:
+            cls._memo[n] = measure(n)
+        return cls._memo[n]
+
+
+def describe(n):
+    return "#%d" % n
+
+
+def label(n, _seen={}):
+    if n not in _seen:
+        _seen[n] = describe(n)
+    return _seen[n]
+
+
+def resolve(name):
+    return name.upper()
+
+
+class Registry:
+    def __init__(self):
+        self.found = {}
+
+    def lookup(self, name):
+        if name not in self.found:
+            self.found[name] = resolve(name)
+        return self.found[name]
+
+
+REGISTRY = Registry()
+'''
+# What legitimately fills an empty container for the tests after it: a session fixture, and
+# a module registering itself as a test imports it.
+PLUGINS = ("HANDLERS = {}\nKINDS = {}\n\n\n"
+           "def register(name, handler):\n    HANDLERS[name] = handler\n")
+CSV = "from app import plugins\n\nplugins.KINDS['csv'] = ','\n"
+HAND_FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/hand.py": HAND,
+    "app/plugins.py": PLUGINS,
+    "app/kinds_csv.py": CSV,
+    "tests/conftest.py": "import pytest\n\nfrom app import plugins\n\n\n"
+    "@pytest.fixture(scope='session')\ndef handlers():\n"
+    "    plugins.register('x', len)\n    return plugins.HANDLERS\n",
+    # file order: "first" fills every cache "second" reads
+    "tests/test_hand.py": "from app import hand\n\n"
+    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME')\n\n\n"
+    "def read():\n    return (hand.rate('eu'), hand.wrapped(hand.KEY), hand.Table.width(3),\n"
+    "            hand.label(3), hand.REGISTRY.lookup('name'))\n\n\n"
+    "def test_first():\n    assert read() == WANT\n\n\n"
+    "def test_second():\n    assert read() == WANT\n",
+    "tests/test_plugins.py": "from app import plugins\n\n\n"
+    "def test_session_fixture(handlers):\n    assert handlers['x']('ab') == 2\n\n\n"
+    "def test_session_fixture_again(handlers):\n    assert plugins.HANDLERS['x']('abc') == 3\n\n\n"
+    "def test_lazy_import():\n    import app.kinds_csv  # noqa: F401\n"
+    "    assert plugins.KINDS['csv'] == ','\n\n\n"
+    "def test_lazy_import_again():\n    import app.kinds_csv  # noqa: F401\n"
+    "    assert plugins.KINDS == {'csv': ','}\n",
+}
+HAND_BOTH = ("tests/test_hand.py::test_first", "tests/test_hand.py::test_second")
+KEPT = tuple(f"tests/test_plugins.py::test_{n}" for n in (
+    "session_fixture", "session_fixture_again", "lazy_import", "lazy_import_again"))
+
+
+@pytest.fixture(scope="module")
+def hand_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, HAND_FILES)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('{"eu": 20, "us": 7}', '{"eu": 21, "us": 7}'),  # a module-level dict
+    ('"wrapped-" + key.name', '"wrap-" + key.name'),  # a closure's WeakKeyDictionary
+    ("return n * 2", "return n * 3"),  # a class attribute
+    ('"#%d" % n', '"no. %d" % n'),  # a mutable default
+    ("name.upper()", "name.lower()"),  # a dict on a module-level instance
+], ids=["module-dict", "closure-weak", "class-attribute", "default", "instance"])
+def test_a_hand_written_cache_reruns_every_test_that_reads_it(
+    hand_recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest
+) -> None:
+    branch = "hand-" + request.node.callspec.id
+    labels = labelled(hand_recorded, branch, {"app/hand.py": HAND.replace(old, new)})
+    assert {n: labels[n] for n in HAND_BOTH} == dict.fromkeys(HAND_BOTH, IMPACTED)
+    assert {n: labels[n] for n in KEPT} == dict.fromkeys(KEPT, SKIP)
+
+
+def test_what_a_shared_fixture_or_an_import_registered_stays_for_later_tests(
+    hand_recorded: tuple[GitRepo, str],
+) -> None:
+    """The twin: containers a session fixture or a module's import filled are not emptied
+    before the next test (it would fail while recording, and always run)."""
+    labels = labelled(hand_recorded, "unrelated", {"app/hand.py": HAND + "\nEXTRA = 1\n"})
+    assert {n: labels[n] for n in KEPT} == dict.fromkeys(KEPT, SKIP)
+    changed = labelled(hand_recorded, "register", {"app/plugins.py": PLUGINS.replace(
+        "HANDLERS[name] = handler", "HANDLERS[name] = handler  # kept")})
+    assert changed["tests/test_plugins.py::test_session_fixture_again"] == IMPACTED

@@ -1,0 +1,191 @@
+"""State one test leaves in the repository's own containers, taken out while recording.
+
+A hand-written cache (a module-level dict, a ``WeakKeyDictionary`` in a closure, a class
+attribute, a mutable default, a dict on a module-level instance) filled by one test and
+read by a later one: the later test's result came from code only the first test ran, so a
+change to that code skipped it, and it fails at head (click's stream cache: 24 failing
+tests the witnessed band missed on one mutant). ``recorder._lru_cache`` covers functools'
+caches; this covers the containers the repository makes itself.
+
+Which containers: the dicts, sets and weak mappings that are **empty as the first test
+begins** (a cache starts empty; a table a module fills as it loads is no cache), held by a
+repository module's globals, by a class it defines, by a module-level instance of such a
+class, or by the closure cells and defaults of its functions and methods. One level deep:
+a cache inside a cache-holding object further down is not seen.
+
+When: as each test begins, what earlier tests added is taken out again, so each test
+computes what it reads, as if it ran first, and its recording shows the code that computed
+it. What a shared fixture's setup or an import added stays: a session fixture's registry and
+a module's registration as it loads are what the tests after them are meant to see. A test
+that needed what an earlier test left (an order-dependent suite) fails while recording, and
+a test that failed while recording always runs (``depgraph``): the cost is precision, not
+safety.
+
+Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
+"""
+
+from __future__ import annotations
+
+import types
+import weakref
+from typing import Any
+
+_KINDS = (dict, set, weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet)
+_SETS = (set, weakref.WeakSet)
+_GET = types.ModuleType.__getattribute__
+_OBJECT_GET = object.__getattribute__
+
+
+class _Held:
+    """One watched container: its size when last settled and the members that stay."""
+
+    __slots__ = ("box", "kept", "size")
+
+    def __init__(self, box: Any) -> None:
+        self.box = box
+        self.size = 0
+        self.kept: list[Any] = []  # what a shared fixture or an import added
+
+    def undo(self) -> None:
+        """Take out what was added since it was last settled."""
+        box = self.box
+        try:
+            if not self.kept:
+                box.clear()
+            else:
+                keep = set(self.kept)
+                for member in [m for m in list(box) if m not in keep]:
+                    if isinstance(box, _SETS):
+                        box.discard(member)
+                    else:
+                        box.pop(member, None)
+        except Exception:  # a member's own __hash__/__eq__, a thread resizing it: leave it
+            pass
+        self.size = len(box)
+
+    def accept(self) -> None:
+        """What it holds now stays."""
+        try:
+            self.kept = list(self.box)
+        except Exception:
+            self.kept = []
+        self.size = len(self.box)
+
+
+class Carriers:
+    """The repository's empty containers, and what each test begins with in them."""
+
+    def __init__(self) -> None:
+        self._pending: list[Any] = []  # repository modules not scanned yet
+        self._modules: set[int] = set()
+        self._names: set[str] = set()  # the repository's module names
+        self._seen: set[int] = set()  # containers already held (``_held`` keeps the ids)
+        self._held: list[_Held] = []
+        self._full: list[Any] = []  # containers seen full, kept so their ids stay theirs
+        self._marks: dict[str, list[int]] = {}  # a shared fixture's or import's sizes at start
+        self.started = False
+
+    def module(self, module: Any) -> None:
+        """A repository module was imported (or found imported): scanned as a test begins."""
+        if module is None or id(module) in self._modules:
+            return
+        self._modules.add(id(module))
+        self._pending.append(module)
+
+    def begin_test(self) -> None:
+        """A test begins: what earlier tests added comes out."""
+        self.started = True
+        self._scan()
+        for held in self._held:
+            if len(held.box) != held.size:
+                held.undo()
+
+    def mark(self, ctx: str) -> None:
+        """A shared fixture or an import begins (``ctx``): what it adds will stay."""
+        if self.started:
+            self._marks[ctx] = [len(h.box) for h in self._held]
+
+    def settle(self, ctx: str) -> None:
+        """The shared fixture or import ``ctx`` ended."""
+        sizes = self._marks.pop(ctx, None) if self._marks else None
+        if sizes is None:
+            return
+        for index, size in enumerate(sizes):  # containers held since are settled as new
+            held = self._held[index]
+            if len(held.box) != size:
+                held.accept()
+        self._scan()  # an import's own containers, as they are when it ends, are its
+
+    def _scan(self) -> None:
+        pending, self._pending = self._pending, []
+        for module in pending:
+            try:
+                space = _GET(module, "__dict__")
+                name = space.get("__name__")
+            except Exception:
+                continue
+            if isinstance(name, str):
+                self._names.add(name)
+        for module in pending:
+            try:
+                space = _GET(module, "__dict__")
+                values = [v for k, v in list(space.items()) if not _dunder(k)]
+            except Exception:
+                continue
+            for value in values:
+                self._value(value, deep=True)
+
+    def _value(self, value: Any, *, deep: bool) -> None:
+        if isinstance(value, _KINDS):
+            self._hold(value)
+        elif isinstance(value, types.FunctionType):
+            self._function(value)
+        elif isinstance(value, (staticmethod, classmethod)):
+            self._function(value.__func__)
+        elif not deep:
+            return
+        elif isinstance(value, type):
+            if getattr(value, "__module__", None) in self._names:
+                for key, inner in list(_OBJECT_GET(value, "__dict__").items()):
+                    if not _dunder(key):
+                        self._value(inner, deep=False)
+        elif getattr(type(value), "__module__", None) in self._names:
+            try:  # a module-level instance of one of the repository's classes
+                inner_space = _OBJECT_GET(value, "__dict__")
+            except Exception:
+                return
+            if isinstance(inner_space, dict):
+                for inner in list(inner_space.values()):
+                    if isinstance(inner, _KINDS):
+                        self._hold(inner)
+
+    def _function(self, func: Any) -> None:
+        if getattr(func, "__module__", None) not in self._names:
+            return
+        for cell in func.__closure__ or ():
+            try:
+                inner = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(inner, _KINDS):
+                self._hold(inner)
+        for inner in (func.__defaults__ or ()) + tuple((func.__kwdefaults__ or {}).values()):
+            if isinstance(inner, _KINDS):
+                self._hold(inner)
+
+    def _hold(self, box: Any) -> None:
+        if id(box) in self._seen:
+            return
+        try:
+            empty = len(box) == 0
+        except Exception:
+            return
+        self._seen.add(id(box))  # seen full, it is never held: a table, not a cache
+        if empty:
+            self._held.append(_Held(box))
+        else:
+            self._full.append(box)
+
+
+def _dunder(name: Any) -> bool:
+    return isinstance(name, str) and name.startswith("__") and name.endswith("__")
