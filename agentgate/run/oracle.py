@@ -24,7 +24,9 @@ from agentgate.run import suppress as judge
 from agentgate.run.inventory import Inventory
 from agentgate.run.suppress import Judged
 
-_SUMMARY = ("-rfE", "-p", "no:cacheprovider")  # one "FAILED id - why" line per failure
+# One "FAILED id - why" line per failure. The cache plugin stays as the band has it (its
+# folder is the run's own): tests using the ``cache`` fixture run as they do in the band.
+_SUMMARY = ("-rfE",)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,12 @@ def run_oracle(root: Path, config: Config, inp: OracleInput,
             overlay.lay_over(root, inp.merge_base, tree, files | set(inp.support))
             result, data = session.run_nodes(runner, "oracle", (*_SUMMARY, *_args(nodes)))
             runs.append(result)
+            if data is None or not data.get("finished"):
+                # No base form ran: no test's verdict, one line saying why (fails the check).
+                problems.append(f"the run of the base forms did not finish (exit "
+                                f"{result.exit_code}): "
+                                f"{judge.failure_line('', result.output_tail)}")
+                nodes, suppressed, edited = [], [], []
     judged = {n: _judge(n, inp, head, data, result) for n in nodes} if nodes else {}
     return OracleReport(
         suppressed=tuple(judged[n] for n in suppressed),

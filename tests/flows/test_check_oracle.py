@@ -12,6 +12,7 @@ import pytest
 
 from agentgate.flows import check as checkrun
 from agentgate.report import render
+from tests.support.chain_app import CHAIN_APP as CHAIN_APP_FILES
 from tests.support.chain_app import commit
 from tests.support.git_repo import GitRepo, run_agentgate
 
@@ -212,3 +213,45 @@ def test_with_trust_signers_only_a_signed_acceptance_accepts(
     _signed(chain, "accept the rewritten test", key)
     data = check_json(chain)
     assert data["exit_code"] == 0, data["reasons"]
+
+
+STRICT_WARNINGS = {  # Jinja2's and itsdangerous's configuration, and a cache plugin turned off
+    "strict": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+    "strict-no-cache": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+                       'addopts = "-p no:cacheprovider"\n',
+}
+
+
+@pytest.mark.parametrize("pyproject", STRICT_WARNINGS.values(), ids=STRICT_WARNINGS.keys())
+def test_warnings_as_errors_leave_the_base_forms_runnable(repo: GitRepo, pyproject: str) -> None:
+    """A new test in an edited test file sends the file's tests to the base-form run. There,
+    agentgate's own options must not raise a warning the project makes an error (an unknown
+    ``cache_dir`` stopped every run: every edited test was 'rewritten', exit 4)."""
+    repo.files({**CHAIN_APP_FILES, "pyproject.toml": pyproject})
+    repo.commit("initial")
+    repo.git("tag", "base")
+    repo.files({"tests/test_util.py": CHAIN_APP_FILES["tests/test_util.py"]
+                + "\ndef test_shout_empty():\n    assert shout('') == ''\n"})
+    repo.commit("an agent's new test", author=AGENT)
+    data = check_json(repo)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert oracle(data)["ran"] and not oracle(data)["problems"] and not oracle(data)["rewritten"]
+    # The attack next to it: the broken test skipped is still judged by its base form.
+    commit(repo, {"app/util.py": BROKEN_SHOUT, "tests/test_util.py": SKIPPED_TEST})
+    broken = check_json(repo)
+    assert broken["exit_code"] == 4
+    assert SHOUT in reason(broken, "suppressed-failure")["detail"]
+
+
+def test_a_base_form_run_that_dies_fails_the_check_in_one_line(chain: GitRepo) -> None:
+    """The attack: the skipped test's code ends the process as its base form runs, so no base
+    form reports. That is no evidence either way: one line says the run did not finish, and
+    the check fails."""
+    chain.files({"app/util.py": "import os\n\n\ndef shout(s):\n    os._exit(0)\n",
+                 "tests/test_util.py": SKIPPED_TEST})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 1, data["reasons"]
+    found = [r for r in data["reasons"] if r["code"] == "base-oracle-incomplete"]
+    assert len(found) == 1 and "did not finish" in found[0]["detail"], data["reasons"]
+    assert "suppressed-failure" not in codes(data)
