@@ -43,7 +43,15 @@ def _pytest(args: list[str]) -> int:
     for name in plugin.HOOKS:
         setattr(package, name, getattr(plugin, name))
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
-    return int(pytest.console_main())
+    # What ``pytest.console_main`` does, which pytest 9.2 deprecates: main, then a stdout that
+    # went away (``| head``) is no error of the suite's.
+    try:
+        code = int(pytest.main())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
 
 
 def _rootdir(args: list[str]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +196,16 @@ def test_a_function_run_at_start_up_and_by_a_test_reruns_every_test(
     labels = _labels(recorded_init, "init", INIT_EDIT)
     assert labels[PLAIN] == labels[LIMIT] == IMPACTED
     assert labels["tests/test_init.py::test_init"] == IMPACTED
+
+
+def test_boot_runs_pytest_without_a_deprecated_entry(tmp_path: Path) -> None:
+    """pytest 9.2 deprecates ``pytest.console_main``, which every recording printed about
+    (and which pytest 10 removes): boot calls ``pytest.main`` itself."""
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-m", "agentgate.witness.boot",
+         "-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+    assert "console_main" not in done.stderr
