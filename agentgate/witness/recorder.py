@@ -63,11 +63,14 @@ _ORIGINAL_FORK_EXEC: Any = getattr(_posixsubprocess, "fork_exec", None)
 # How ``subprocess.Popen`` starts a process (its own references to fork_exec, posix_spawn).
 _ORIGINAL_EXECUTE_CHILD: Any = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 _ORIGINAL_LRU_CACHE: Any = functools.lru_cache
+_ORIGINAL_OS_OPEN: Any = os.open
+_ORIGINAL_SCANDIR: Any = os.scandir
 _ORIGINAL_POSIX_SPAWN: dict[str, Any] = {
     n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp") if hasattr(os, n)}
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
 _TRACE, _THREAD, _EVAL = "trace", "thread", "eval"
+_AT = "dir_fd"
 _WATCHED = {
     "open": _OPEN,
     "sys.settrace": _TRACE,
@@ -109,6 +112,7 @@ _WHY = {
     _NETWORK: "used the network (socket)",
     _CTYPES: "called native code through ctypes",
     _EVAL: "ran evaluated text that reads past a module's attribute lookup",
+    _AT: "read a path relative to a folder descriptor the witness cannot place",
 }
 _TOOL, _REPO, _LIB = "tool", "repo", "lib"
 STDLIB = tuple(
@@ -576,9 +580,16 @@ class Recorder:
         path = args[0] if args else None
         if kind == _LIST and path is None:
             path = "."
+        if isinstance(path, int):  # ``os.listdir(fd)``, ``os.scandir(fd)``: the folder's path
+            path = _descriptor_path(path)
+            if path is None:
+                self.context.flags.setdefault(_WHY[_AT], _describe(event, args))
+                return
         if kind == _OPEN and _is_metadata(path):
             self.context.opened.update(_PACKAGING)
             return
+        if kind == _DB:
+            path = _database_file(path)
         rel = self.rel(path)
         target = self._linked(path)
         found = self.context.listed if kind == _LIST else self.context.opened
@@ -612,6 +623,21 @@ class Recorder:
         self._busy = True
         try:
             self.on_event(_LIST if folder else _OPEN, "os.stat", (path, "r", 0), frame)
+        finally:
+            self._busy = False
+
+    def at_folder(self, path: Any, folder: int, frame: Any, *, kind: str, flags: int = 0) -> None:
+        """A path relative to a folder descriptor (``os.open(name, dir_fd=fd)``,
+        ``os.stat(name, dir_fd=fd)``): the audit event names it as if relative to the
+        working folder (red-team: a read through ``dir_fd`` never reached its file)."""
+        full = _at(path, folder)
+        self._busy = True
+        try:
+            if full is None:
+                if not self._outside():
+                    self.context.flags.setdefault(_WHY[_AT], f"dir_fd={folder}")
+                return
+            self.on_event(kind, "open", (full, "r" if kind != _OPEN else None, flags), frame)
         finally:
             self._busy = False
 
@@ -1008,9 +1034,19 @@ def _stat_watched(original: Any) -> Any:
     def watched(path: Any, *args: Any, **kwargs: Any) -> Any:
         recorder = _ACTIVE
         if (recorder is None or recorder._busy or not recorder.tracing
-                or isinstance(path, int) or kwargs.get("dir_fd") is not None):
+                or isinstance(path, int)):
             return original(path, *args, **kwargs)
         frame = sys._getframe(1)
+        folder = kwargs.get("dir_fd")
+        if folder is not None:  # what it names is relative to that folder
+            placed = _at(path, folder)
+            if placed is None:
+                recorder.at_folder(path, folder, frame, kind=_OPEN)
+                return original(path, *args, **kwargs)
+            path_seen = placed
+            result = original(path, *args, **kwargs)
+            recorder.stat_seen(path_seen, frame, folder=stat_module.S_ISDIR(result.st_mode))
+            return result
         try:
             result = original(path, *args, **kwargs)
         except OSError:
@@ -1020,6 +1056,135 @@ def _stat_watched(original: Any) -> Any:
         return result
 
     return watched
+
+
+def _descriptor_path(fd: int) -> str | None:
+    """The path an open descriptor names (Linux: ``/proc/self/fd``), None where unknown."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except (OSError, ValueError):
+        return None
+
+
+def _at(path: Any, folder: Any) -> Any:
+    """``path`` as ``dir_fd=folder`` makes it: absolute as it is, else under the folder the
+    descriptor names; None when that is unknown."""
+    try:
+        text = os.fsdecode(path)
+    except (TypeError, ValueError):
+        return None
+    if os.path.isabs(text):
+        return text
+    base = _descriptor_path(folder) if isinstance(folder, int) else None
+    return None if base is None else os.path.join(base, text)
+
+
+def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> Any:
+    """``os.open``, watched where it takes a ``dir_fd``: its audit event names the path as if
+    it were relative to the working folder (``Recorder.at_folder``)."""
+    recorder = _ACTIVE
+    if dir_fd is None:
+        return _ORIGINAL_OS_OPEN(path, flags, mode)
+    if recorder is not None and not recorder._busy and recorder.tracing:
+        recorder.at_folder(path, dir_fd, sys._getframe(1), kind=_OPEN, flags=flags)
+    return _ORIGINAL_OS_OPEN(path, flags, mode, dir_fd=dir_fd)
+
+
+class _Entry:
+    """An ``os.DirEntry`` of a repository folder a test listed: its ``stat()`` tells the
+    file's size and times with no audit event and no ``os.stat`` call (red-team: a size
+    budget over ``scandir`` entries skipped its test when a file grew). Everything else is
+    the entry's own."""
+
+    __slots__ = ("_entry",)
+
+    def __init__(self, entry: Any) -> None:
+        self._entry = entry
+
+    @property
+    def name(self) -> Any:
+        return self._entry.name
+
+    @property
+    def path(self) -> Any:
+        return self._entry.path
+
+    def stat(self, *, follow_symlinks: bool = True) -> Any:
+        recorder = _ACTIVE
+        if recorder is None or recorder._busy:
+            return self._entry.stat(follow_symlinks=follow_symlinks)
+        frame = sys._getframe(1)
+        try:
+            result = self._entry.stat(follow_symlinks=follow_symlinks)
+        except OSError:
+            recorder.stat_seen(self._entry.path, frame, folder=False)
+            raise
+        recorder.stat_seen(self._entry.path, frame, folder=stat_module.S_ISDIR(result.st_mode))
+        return result
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return bool(self._entry.is_dir(follow_symlinks=follow_symlinks))
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return bool(self._entry.is_file(follow_symlinks=follow_symlinks))
+
+    def is_symlink(self) -> bool:
+        return bool(self._entry.is_symlink())
+
+    def inode(self) -> int:
+        return int(self._entry.inode())
+
+    def __fspath__(self) -> Any:
+        return self._entry.__fspath__()
+
+    def __repr__(self) -> str:
+        return repr(self._entry)
+
+    def __getattr__(self, name: str) -> Any:  # ``is_junction`` (3.12) and what comes later
+        return getattr(self._entry, name)
+
+
+class _Scan:
+    """``os.scandir``'s iterator over a repository folder, handing out watched entries."""
+
+    __slots__ = ("_scan",)
+
+    def __init__(self, scan: Any) -> None:
+        self._scan = scan
+
+    def __iter__(self) -> _Scan:
+        return self
+
+    def __next__(self) -> _Entry:
+        return _Entry(next(self._scan))
+
+    def __enter__(self) -> _Scan:
+        self._scan.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._scan.__exit__(*exc)
+
+    def close(self) -> None:
+        self._scan.close()
+
+
+def _scandir(*args: Any, **kwargs: Any) -> Any:
+    """``os.scandir``, watched: in a test, fixture or import, a repository folder's entries
+    report their ``stat()`` (``_Entry``). pytest's own collection gets plain entries."""
+    scan = _ORIGINAL_SCANDIR(*args, **kwargs)
+    recorder = _ACTIVE
+    if recorder is None or recorder._busy or not recorder.tracing or recorder._outside():
+        return scan
+    folder = args[0] if args else kwargs.get("path", ".")
+    if isinstance(folder, int):
+        folder = _descriptor_path(folder)
+    try:
+        if folder is None or recorder.rel(os.path.abspath(os.fsdecode(folder))) is None:
+            return scan
+    except (TypeError, ValueError):
+        return scan
+    return _Scan(scan)
 
 
 def _loader_read(frame: Any) -> bool:
@@ -1114,6 +1279,25 @@ def _install_hooks() -> None:
         _HOOK_INSTALLED = True
     for owner, attribute, _original, watched in _REPLACED:
         setattr(owner, attribute, watched)
+
+
+def _database_file(database: Any) -> Any:
+    """The file ``sqlite3.connect`` opens: a ``file:`` URI (``uri=True``) names its path
+    between the scheme and the query, percent-encoded (red-team: the URI text was kept as the
+    file read, so a change to the database skipped its readers). A plain name is its path."""
+    try:
+        text = os.fsdecode(database)
+    except (TypeError, ValueError):
+        return database
+    if not text.startswith("file:"):
+        return database
+    rest = text[len("file:"):].split("?", 1)[0].split("#", 1)[0]
+    if rest.startswith("//"):  # file://localhost/path, file:///path
+        rest = rest[2:]
+        rest = rest[rest.find("/"):] if "/" in rest else ""
+    from urllib.parse import unquote  # pytest has it imported already
+
+    return unquote(rest) if rest else database
 
 
 def _lru_cache(*args: Any, **kwargs: Any) -> Any:
@@ -1323,6 +1507,8 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
       if _ORIGINAL_FORK_EXEC is not None else []),
     (subprocess.Popen, "_execute_child", _ORIGINAL_EXECUTE_CHILD, _execute_child),
     (functools, "lru_cache", _ORIGINAL_LRU_CACHE, _lru_cache),
+    (os, "open", _ORIGINAL_OS_OPEN, _os_open),
+    (os, "scandir", _ORIGINAL_SCANDIR, _scandir),
     *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
       for name in ("stat", "lstat")),
     *((os, name, start, _follow(start, _SPAWN_ARGS[name]))
