@@ -486,6 +486,7 @@ class _Scope:
                 assigned |= binds(stmt)
         local = {n for s in tree.body for n in binds(s)} - set(imported)
         self.rules = purity.Purity(imported, local, quiet_import=quiet_import)
+        self.rules.own(tree.body)
         # Names that only ever hold a module of the standard library (``import operator``).
         self.stdlib = frozenset(a for a, only in foreign.items() if only) - assigned
         # Names the top level binds to an imported name or an attribute of one (``m =

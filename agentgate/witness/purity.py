@@ -72,6 +72,18 @@ _PURE_METHODS = frozenset({
 _MAKING_HOOKS = frozenset({"__new__", "__setattr__", "__getattr__", "__getattribute__",
                            "__del__", "__delattr__", "__post_init__", "__init_subclass__",
                            "__class_getitem__", "__set_name__"})
+# Callables that return a new object of their own, which a store then fills (not ones that
+# hand back what they were given or a shared object: ``vars(m)``, ``getattr``, a dict's
+# ``get``, ``logging.getLogger``, a ``ChainMap`` writing into its first map).
+_NEW_OBJECTS = frozenset({
+    *(f"builtins.{n}" for n in ("dict", "list", "set", "frozenset", "tuple", "bytearray",
+                                "object", "sorted", "str", "bytes", "int", "float", "complex",
+                                "bool", "range")),
+    "collections.OrderedDict", "collections.defaultdict", "collections.Counter",
+    "collections.deque", "copy.copy", "copy.deepcopy", "types.SimpleNamespace",
+    "threading.local", "threading.Lock", "threading.RLock", "threading.Event",
+    "weakref.WeakKeyDictionary", "weakref.WeakValueDictionary", "weakref.WeakSet",
+})
 _COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.TryStar, ast.With)
 
 
@@ -106,8 +118,25 @@ class Purity:
         self._targets: set[tuple[str | None, str]] | None = None
         self.targets: frozenset[tuple[str | None, str]] = frozenset()
         self._mine: set[str] = set()  # in a function body: names it binds itself
+        # Names whose every binding makes a new object (``own``): (the object itself, and
+        # everything it holds, all the way down). At the top level, and in a function body.
+        self.owned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        self._mine_owned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        self.classes: frozenset[str] = frozenset()  # the module's own classes
         # In a constructor's body: its ``self`` and the attributes it may not store there.
         self._owner: tuple[str, frozenset[str]] | None = None
+
+    def own(self, stmts: Iterable[ast.stmt]) -> None:
+        """The module's top level: which names hold objects it made itself."""
+        self.classes = frozenset(s.name for s in stmts if isinstance(s, ast.ClassDef))
+        self.owned = owned(stmts, self._new)
+
+    def _new(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` makes a new object: a known constructor, a module's
+        class."""
+        if isinstance(func, ast.Name) and func.id in self.classes and func.id not in self._mine:
+            return True
+        return self.target(func) in _NEW_OBJECTS
 
     def check(self, test: Callable[[], bool]) -> tuple[bool, frozenset[str]]:
         """(binding-only given the project callables it calls, those callables)."""
@@ -207,12 +236,18 @@ class Purity:
             return node.attr not in making[1]  # the object being made: its own attribute
         if isinstance(node, ast.Attribute | ast.Subscript):
             # Storing into an object this code made itself (a table filled at import, a
-            # class attribute set after the class, a function's own list).
-            base = base_name(node)
-            owner = self._mine if self._mine else self.local
-            return (base is not None and base in owner
+            # class attribute set after the class, a function's own list): not through a
+            # name bound to another module's object (``_table = HANDLERS``, red-team).
+            return (self._made_here(node.value)
                     and self.expr(getattr(node, "slice", None)))
         return False
+
+    def _made_here(self, node: ast.expr) -> bool:
+        """Whether ``node`` (what a store or a method call goes into) is an object this code
+        made: a name bound only to new objects, or inside one that holds only new ones."""
+        base = base_name(node)
+        top, deep = self._mine_owned if self._mine else self.owned
+        return base is not None and base in (top if isinstance(node, ast.Name) else deep)
 
     # --- function bodies ------------------------------------------------------------
 
@@ -229,8 +264,10 @@ class Purity:
                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)}
         if owner is not None and owner[0] in stores:
             return False  # ``self`` rebound: its stores go elsewhere
-        saved = self._mine, self._owner
+        saved = self._mine, self._owner, self._mine_owned
         self._mine, self._owner = (stores - params) | {"<body>"}, owner
+        top, deep = owned(func.body, self._new)
+        self._mine_owned = (top - params, deep - params)
         try:
             if not all(self.stmt(s) for s in func.body):
                 return False
@@ -238,7 +275,7 @@ class Purity:
             return all(self.body(n) for s in func.body for n in ast.walk(s)
                        if isinstance(n, FUNCS))
         finally:
-            self._mine, self._owner = saved
+            self._mine, self._owner, self._mine_owned = saved
 
     def constructor(self, cls: ast.ClassDef) -> bool:
         """Calling the class only makes an instance: no decorator (it may replace the
@@ -300,8 +337,7 @@ class Purity:
             return True
         if not isinstance(func, ast.Attribute):
             return False
-        receiver = base_name(func.value)
-        if self._mine and receiver in self._mine:
+        if self._mine and self._made_here(func.value):
             return True  # a method of the function's own object (a list it fills)
         # A method of a value (str, bytes, a compiled pattern, a container) that computes.
         return func.attr in _PURE_METHODS and not self.project_value(func.value)
@@ -358,6 +394,91 @@ class Purity:
         common name may do anything): a name imported from the project."""
         base = base_name(node)
         return base is not None and base in self.imported and self.imported[base] is None
+
+
+def owned(stmts: Iterable[ast.stmt], new: Callable[[ast.expr], bool]
+          ) -> tuple[frozenset[str], frozenset[str]]:
+    """Of the names ``stmts`` bind in their own scope, those every binding of which makes a
+    new object: (the object is new; it and everything it holds are, all the way down). A
+    name bound to what another name holds, to what a call returned, by a loop, a ``with``,
+    an import or a ``global`` is neither: a store through it may land in another module's
+    object."""
+    top: dict[str, bool] = {}
+    deep: dict[str, bool] = {}
+
+    def mark(name: str, made: tuple[bool, bool]) -> None:
+        top[name] = top.get(name, True) and made[0]
+        deep[name] = deep.get(name, True) and made[1]
+
+    seen: set[int] = set()  # Name targets an assignment already judged
+    for node in _scope_nodes(stmts):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is None:
+                continue
+            made = _made(node.value, new)
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    mark(target.id, made)
+                    seen.add(id(target))
+                elif not made[1] and (base := base_name(target)) is not None:
+                    deep[base] = False  # ``own['k'] = TABLE``: ``own['k']['x']`` is TABLE's
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and (base := base_name(node.func.value)) is not None
+              and not all(_made(a, new)[1] for a in
+                          [*node.args, *(k.value for k in node.keywords)])):
+            deep[base] = False  # ``own.append(TABLE)``: what it holds may be another's
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            seen.add(id(node.target))  # ``x += [...]``: the same object, or a new one
+        elif isinstance(node, (*FUNCS, ast.ClassDef)):
+            mark(node.name, (True, False))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if id(node) not in seen:
+                mark(node.id, (False, False))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                mark((alias.asname or alias.name).split(".")[0], (False, False))
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                mark(name, (False, False))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            mark(node.name, (False, False))
+    return (frozenset(n for n, ok in top.items() if ok),
+            frozenset(n for n, ok in deep.items() if ok))
+
+
+def _scope_nodes(stmts: Iterable[ast.stmt]) -> Iterable[ast.AST]:
+    """The nodes of one scope, each before its children: a nested function's, class's or
+    lambda's node but not its body (its names are its own)."""
+    stack: list[ast.AST] = list(reversed(list(stmts)))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _made(node: ast.expr, new: Callable[[ast.expr], bool]) -> tuple[bool, bool]:
+    """(whether evaluating ``node`` makes a new object, and one holding only new objects)."""
+    if isinstance(node, ast.Constant | ast.JoinedStr):
+        return True, True
+    if isinstance(node, ast.Dict):
+        return True, all(k is not None and _made(k, new)[1] for k in node.keys) and all(
+            _made(v, new)[1] for v in node.values)
+    if isinstance(node, ast.List | ast.Set | ast.Tuple):
+        return True, all(_made(e, new)[1] for e in node.elts)
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+                  | ast.Lambda):
+        return True, False
+    if isinstance(node, ast.BinOp):
+        both = _made(node.left, new)[1] and _made(node.right, new)[1]
+        return both, both
+    if isinstance(node, ast.UnaryOp):
+        return _made(node.operand, new)
+    if isinstance(node, ast.Call) and new(node.func):
+        return True, not node.args and not node.keywords
+    return False, False
 
 
 def _runs_now(node: ast.AST) -> Iterable[ast.AST]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentgate.core import config
-from agentgate.witness import depgraph, rebind, store
+from agentgate.witness import bindings, depgraph, rebind, store
 from agentgate.witness.blocks import MODULE
 from agentgate.witness.patch import compute
 from agentgate.witness.rebind import REBOUND
@@ -49,6 +49,48 @@ DOC = '''"""Documented.
 def add(a, b):
     return a + b
 '''
+# Stores into app.knobs.ALIASED through names the module binds itself (red-team: judged
+# stores into objects it made, binding-only, so ALIASED's readers were skipped), and into
+# tables it did make.
+THROUGH = """from app import knobs
+from app.knobs import ALIASED
+
+_t = ALIASED
+_t['a'] = 1
+_all = [knobs.ALIASED]
+_all[0]['b'] = 1
+OWN = {}
+OWN['t'] = knobs.ALIASED
+OWN['t']['c'] = 1
+MINE = {}
+MINE['x'] = [1]
+MINE['x'][0] = 1
+
+
+def _fill(key):
+    t = knobs.ALIASED
+    t[key] = 1
+    return key
+
+
+def _append(key):
+    own = []
+    own.append(knobs.ALIASED)
+    own[0][key] = 1
+    return key
+
+
+def _mine(key):
+    mine = {}
+    mine[key] = [1]
+    mine[key][0] = 2
+    return len(mine)
+
+
+FILLED = _fill('d')
+APPENDED = _append('e')
+MINE_SIZE = _mine('m')
+"""
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\", \"app\"]\n"
@@ -238,18 +280,25 @@ FILES = {
                              "def test_shading():\n    assert registry.REGISTRY['shade'] == 3\n",
     # A helper that tunes another module when imported (while test_a_tuner.py is collected):
     # the tests of another file read what it set.
-    "app/knobs.py": "SPEED = 1\nOTHER_KNOB = 5\nTABLE = {}\n",
+    "app/knobs.py": "SPEED = 1\nOTHER_KNOB = 5\nTABLE = {}\nALIASED = {}\n",
+    "app/through.py": THROUGH,
     "app/filler.py": "from app import knobs\n\nknobs.TABLE['k'] = 1\n",
     "app/tuner.py": "from app import knobs\n\nknobs.SPEED = 2\n",
     "app/retuner.py": "from app import knobs\n\nname = 'OTHER' + '_KNOB'\n"
                       "setattr(knobs, name, 5)\n",
-    "tests/test_a_tuner.py": "import app.filler  # noqa: F401\nimport app.retuner  # noqa: F401\n"
+    "tests/test_a_tuner.py": "import app.through  # noqa: F401\n"
+                             "import app.filler  # noqa: F401\nimport app.retuner  # noqa: F401\n"
                              "import app.tuner  # noqa: F401\n\n\n"
                              "def test_tuner():\n    pass\n",
     "tests/test_knobs.py": "import app.knobs\n\n\n"
                            "def test_knobs():\n    assert app.knobs.SPEED == 2\n\n\n"
                            "def test_other_knob():\n    assert app.knobs.OTHER_KNOB == 5\n\n\n"
                            "def test_table():\n    assert app.knobs.TABLE == {'k': 1}\n",
+    # A user of app.through slower than test_tuner: not the one a binding-only change that
+    # may raise runs.
+    "tests/test_through.py": "import time\n\nimport app.knobs\nimport app.through  # noqa: F401\n"
+                             "\n\ndef test_aliased():\n    time.sleep(0.05)\n"
+                             "    assert app.knobs.ALIASED['a'] == 1\n",
     "vendored/__init__.py": "",
     "vendored/sched.py": "PERIOD = 3\n",
     "tests/conftest.py": "import os\nimport sys\n\n"
@@ -751,3 +800,46 @@ def test_a_witness_without_top_names_takes_any_stdlib_named_module_for_the_repos
     blind = compute(repo.path, w, "HEAD", settings, paths, unwatched=unwatched,
                     top_names=frozenset())
     assert "app/scheduling.py" not in blind.changed
+
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("_t['a'] = 1", "_t['a'] = 2"),
+    ("_all[0]['b'] = 1", "_all[0]['b'] = 2"),
+    ("OWN['t']['c'] = 1", "OWN['t']['c'] = 2"),
+    ("_fill('d')", "_fill('dd')"),  # judged by whether _fill only binds names
+    ("_append('e')", "_append('ee')"),
+], ids=["alias", "inside-a-new-list", "stored-into-its-own", "in-a-function",
+        "appended-to-its-own"])
+def test_a_store_through_a_name_for_another_modules_object_reruns_its_readers(
+    recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest,
+) -> None:
+    """Red-team: ``_t = ALIASED; _t['a'] = 2`` stores into app.knobs's ALIASED, but it was
+    judged a store into an object app.through made itself (binding-only), so test_aliased,
+    which reads ALIASED from app.knobs, was skipped."""
+    repo, w = recorded
+    patch(repo, w, "alias-" + request.node.callspec.id,
+          {"app/through.py": THROUGH.replace(old, new)})
+    assert "tests/test_through.py::test_aliased" in _impacted(plan(repo, w))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("MINE['x'][0] = 1", "MINE['x'][0] = 2"),
+    ("OWN['t'] = knobs.ALIASED", "OWN['t'] = dict(knobs.ALIASED)"),
+], ids=["filled-with-its-own", "filled-with-a-copy"])
+def test_a_table_a_module_makes_and_fills_itself_reruns_no_reader_of_another(
+    recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest,
+) -> None:
+    """The twin: tables it made itself, filled with values it made, are read by no test."""
+    repo, w = recorded
+    patch(repo, w, "own-" + request.node.callspec.id,
+          {"app/through.py": THROUGH.replace(old, new)})
+    assert "tests/test_through.py::test_aliased" in _skipped(plan(repo, w))
+
+
+def test_a_function_storing_into_what_another_name_holds_is_not_pure() -> None:
+    """``t = knobs.ALIASED; t[key] = 1`` and ``own.append(knobs.ALIASED); own[0][key] = 1``
+    store into another module's object; ``mine = {}; mine[key] = [1]; mine[key][0] = 2``
+    into the function's own."""
+    found = bindings.pure_functions(THROUGH.encode(), ["_fill", "_append", "_mine"])
+    assert found == {"_mine"}
