@@ -1,5 +1,7 @@
 """The base is the contract (issue 11 items 2-5): after the band, judge what head did with
-the base's tests. Only a range that touches a test file or the harness pays for it.
+the base's tests. A range that touches a test file or the harness pays for it, and so does
+an import-closure band (whole files): the base's inventory of its files, cached per base,
+shows a test code under test made vanish; a witnessed band names its tests itself.
 
 The base inventory names the base's tests in the touched files; the band's own outcome data
 says what head did with each; the base oracle runs the base's form of each suppressed or
@@ -63,9 +65,12 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     # Those the band ran: the rest did not run at head, so head's outcome hid nothing.
     served = set(inventory.support_served(support, tests, base_paths, config.tests)) & set(
         _selected_files(selection, tests, base_paths))
-    if not files and not changed_harness and not served:
+    # The files the band ran whole (an import-closure band) that the range left alone: a
+    # base test in one that head did not collect vanished through code under test.
+    whole = {f for f in _whole_files(selection, tests, base_paths)} - set(files) - served
+    if not files and not changed_harness and not served and not whole:
         return None
-    files = tuple(sorted({*files, *served}))
+    files = tuple(sorted({*files, *served, *whole}))
     if changed_harness:  # the selection runs under the base's harness: its base tests count
         files = tuple(sorted({*files, *_selected_files(selection, tests, base_paths)}))
     every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
@@ -76,7 +81,9 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         renames=_renames(changes),
         edited=(_edited(changes) | frozenset(served)) & frozenset(files),
         harness=tuple(harness.harness_paths(every, config)),
-        harness_changed=bool(changed_harness), selection=selection, support=support)
+        harness_changed=bool(changed_harness), selection=selection, support=support,
+        # Under a changed harness every base test of the selection is judged whole.
+        untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
 
 
 def _support(changes: list[Change], tests: TestFiles, roots: tuple[str, ...]
@@ -112,6 +119,14 @@ def _selected_files(selection: tuple[str, ...] | None, tests: TestFiles,
         return [p for p in base_paths if tests.match(p)]
     return [f for f in {s.split("::", 1)[0] for s in selection} if f in base_paths
             and tests.match(f)]
+
+
+def _whole_files(selection: tuple[str, ...] | None, tests: TestFiles,
+                 base_paths: dict[str, str]) -> list[str]:
+    """The base's test files a narrowed band selected whole (not by node id)."""
+    if selection is None:
+        return []
+    return [s for s in selection if "::" not in s and s in base_paths and tests.match(s)]
 
 
 def _renames(changes: list[Change]) -> dict[str, str]:

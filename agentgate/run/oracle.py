@@ -42,6 +42,10 @@ class OracleInput:
     # Changed files of the test roots that are not tests nor conftests (a test's helper, its
     # expected data, a module copy under tests/): the base forms run with them as at base.
     support: tuple[str, ...] = ()
+    # Base test files the band ran whole that the range did not touch: only their tests head
+    # did not collect (or deselected) count, as code under test made them vanish
+    # (``__test__ = False`` on a mixin it ships, a parametrize list it computes).
+    untouched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,11 @@ def candidates(inp: OracleInput, head: Mapping[str, Any]) -> tuple[list[str], li
     """(suppressed, edited-and-passing) base node ids, from head's merged outcome data."""
     suppressed, edited = [], []
     for nodeid in inp.inventory.nodeids:
-        if judge.head_status(nodeid, inp.renames, head) != judge.RAN:
+        status = judge.head_status(nodeid, inp.renames, head)
+        if nodeid.split("::", 1)[0] in inp.untouched:
+            if status in judge.VANISHED:
+                suppressed.append(nodeid)
+        elif status != judge.RAN:
             suppressed.append(nodeid)
         elif nodeid.split("::", 1)[0] in inp.edited and judge.head_passed(
                 nodeid, inp.renames, head):

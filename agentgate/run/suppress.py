@@ -17,6 +17,8 @@ RAN = "ran"
 DELETED = "deleted"
 _FAILED = ("failed", "error")
 _HEAD_SKIPS = {"skipped": "skipped", "xfailed": "xfailed"}
+# What head did with a base test that is gone, not skipped: no outcome at all.
+VANISHED = frozenset({"not collected", "deselected"})
 
 
 @dataclass(frozen=True)

@@ -155,10 +155,12 @@ def test_a_human_acceptance_lets_the_rewritten_test_through(chain: GitRepo) -> N
     assert f"accepted in .agentgate/accepted: {SHOUT} (rewritten)" in data["notes"]
 
 
-def test_a_range_that_touches_no_test_pays_nothing(chain: GitRepo) -> None:
+def test_a_range_that_touches_no_test_runs_no_base_form(chain: GitRepo) -> None:
+    """Every base test of the files the band ran whole ran at head: no base form runs (the
+    base's inventory of those files is collected, once per base)."""
     commit(chain, {"app/pricing/rates.py": "RATE = 0.2  # same\n"})
     data = check_json(chain)
-    assert data["exit_code"] == 0 and oracle(data) is None
+    assert data["exit_code"] == 0 and not oracle(data)["ran"]
 
 
 def test_an_agent_cannot_accept_its_own_rewritten_test(chain: GitRepo) -> None:
@@ -255,3 +257,52 @@ def test_a_base_form_run_that_dies_fails_the_check_in_one_line(chain: GitRepo) -
     found = [r for r in data["reasons"] if r["code"] == "base-oracle-incomplete"]
     assert len(found) == 1 and "did not finish" in found[0]["detail"], data["reasons"]
     assert "suppressed-failure" not in codes(data)
+
+
+CONTRACT = "class ShoutContract:\n    def test_shout_contract(self):\n        assert self.shout('a') == 'A'\n"
+CONTRACT_FILES = {
+    "app/testing.py": CONTRACT,  # a contract-test mixin the package ships
+    "app/cases.py": "CASES = ['a', 'b']\n",
+    "tests/test_contract.py": "import pytest\n\nfrom app.cases import CASES\n"
+    "from app.testing import ShoutContract\nfrom app.util import shout\n\n\n"
+    "class TestShout(ShoutContract):\n    shout = staticmethod(shout)\n\n\n"
+    "@pytest.mark.parametrize('c', CASES)\ndef test_cases(c):\n    assert shout(c) == c.upper()\n"
+    "\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    assert False\n",
+}
+BREAK_B = "def shout(s):\n    return s if s == 'b' else s.upper()\n"
+
+
+@pytest.mark.parametrize("files", [
+    {"app/util.py": "def shout(s):\n    return s\n",
+     "app/testing.py": CONTRACT.replace("class ShoutContract:\n",
+                                        "class ShoutContract:\n    __test__ = False\n\n")},
+    {"app/util.py": BREAK_B, "app/cases.py": "CASES = ['a']\n"},
+], ids=["test-false-on-a-mixin", "parametrize-case-dropped"])
+def test_code_under_test_that_makes_an_untouched_test_vanish_blocks(
+    chain: GitRepo, files: dict[str, str],
+) -> None:
+    """Red-team: no test file is touched, yet the base's failing test is gone at head. The
+    mixin the package ships turned ``__test__`` off for every subclass, or the case list the
+    parametrize reads lost the failing case: the band ran green."""
+    commit(chain, CONTRACT_FILES, "contract tests")
+    chain.git("tag", "-f", "base")
+    chain.files(files)
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 4, data["reasons"]
+    assert "not collected at head" in reason(data, "suppressed-failure")["detail"]
+
+
+def test_a_change_that_keeps_every_test_of_an_untouched_file_pays_no_base_run(
+    chain: GitRepo,
+) -> None:
+    """The twin: the mixin and the case list change harmlessly; every base test still runs at
+    head (or is skipped by its own unchanged marker), so the base forms never run."""
+    commit(chain, CONTRACT_FILES, "contract tests")
+    chain.git("tag", "-f", "base")
+    chain.files({"app/testing.py": '"""Contracts."""\n' + CONTRACT,
+                 "app/cases.py": "CASES = ['a', 'b', 'c']\n"})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert not oracle(data)["ran"]
