@@ -26,11 +26,16 @@ Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
 
 from __future__ import annotations
 
+import collections
 import types
 import weakref
 from typing import Any
 
-_KINDS = (dict, set, weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet)
+# Exactly these types (a subclass of the repository's may run its code when measured).
+_KINDS = frozenset({
+    dict, set, collections.OrderedDict, collections.defaultdict, collections.Counter,
+    weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet,
+})
 _SETS = (set, weakref.WeakSet)
 _GET = types.ModuleType.__getattribute__
 _OBJECT_GET = object.__getattribute__
@@ -93,17 +98,18 @@ class Carriers:
         self._pending.append(module)
 
     def begin_test(self) -> None:
-        """A test begins: what earlier tests added comes out."""
+        """A test begins: what earlier tests added comes out. Whatever the repository's
+        objects do when looked at, the recording goes on (``_guarded``)."""
         self.started = True
-        self._scan()
+        _guarded(self._scan)
         for held in self._held:
-            if len(held.box) != held.size:
-                held.undo()
+            if _size(held.box) != held.size:
+                _guarded(held.undo)
 
     def mark(self, ctx: str) -> None:
         """A shared fixture or an import begins (``ctx``): what it adds will stay."""
         if self.started:
-            self._marks[ctx] = [len(h.box) for h in self._held]
+            self._marks[ctx] = [_size(h.box) for h in self._held]
 
     def settle(self, ctx: str) -> None:
         """The shared fixture or import ``ctx`` ended."""
@@ -112,9 +118,9 @@ class Carriers:
             return
         for index, size in enumerate(sizes):  # containers held since are settled as new
             held = self._held[index]
-            if len(held.box) != size:
-                held.accept()
-        self._scan()  # an import's own containers, as they are when it ends, are its
+            if _size(held.box) != size:
+                _guarded(held.accept)
+        _guarded(self._scan)  # an import's own containers, as they are when it ends, are its
 
     def _scan(self) -> None:
         pending, self._pending = self._pending, []
@@ -133,15 +139,17 @@ class Carriers:
             except Exception:
                 continue
             for value in values:
-                self._value(value, deep=True)
+                _guarded(lambda v=value: self._value(v, deep=True))
 
     def _value(self, value: Any, *, deep: bool) -> None:
-        if isinstance(value, _KINDS):
+        if type(value) in _KINDS:
             self._hold(value)
         elif isinstance(value, types.FunctionType):
             self._function(value)
         elif isinstance(value, (staticmethod, classmethod)):
-            self._function(value.__func__)
+            inner = getattr(value, "__func__", None)  # any callable: ``staticmethod(gettz)``
+            if isinstance(inner, types.FunctionType):
+                self._function(inner)
         elif not deep:
             return
         elif isinstance(value, type):
@@ -156,7 +164,7 @@ class Carriers:
                 return
             if isinstance(inner_space, dict):
                 for inner in list(inner_space.values()):
-                    if isinstance(inner, _KINDS):
+                    if type(inner) in _KINDS:
                         self._hold(inner)
 
     def _function(self, func: Any) -> None:
@@ -167,10 +175,10 @@ class Carriers:
                 inner = cell.cell_contents
             except ValueError:
                 continue
-            if isinstance(inner, _KINDS):
+            if type(inner) in _KINDS:
                 self._hold(inner)
         for inner in (func.__defaults__ or ()) + tuple((func.__kwdefaults__ or {}).values()):
-            if isinstance(inner, _KINDS):
+            if type(inner) in _KINDS:
                 self._hold(inner)
 
     def _hold(self, box: Any) -> None:
@@ -185,6 +193,22 @@ class Carriers:
             self._held.append(_Held(box))
         else:
             self._full.append(box)
+
+
+def _size(box: Any) -> int:
+    try:
+        return len(box)
+    except Exception:  # a weak mapping a thread resized mid-count
+        return -1
+
+
+def _guarded(step: Any) -> Any:
+    """``step()``; None when it raised: a container or object of the repository's that
+    misbehaves when looked at is left alone, and the recording goes on."""
+    try:
+        return step()
+    except Exception:
+        return None
 
 
 def _dunder(name: Any) -> bool:

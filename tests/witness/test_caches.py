@@ -141,6 +141,23 @@ class Registry:
 
 
 REGISTRY = Registry()
+
+
+class _Getter:  # dateutil's tests: ``gettz = staticmethod(tz.gettz)``, an instance
+    def __call__(self, name):
+        return name
+
+
+class Tools:
+    get = staticmethod(_Getter())
+
+
+class Touchy(dict):  # measuring it runs the repository's code, which raises
+    def __len__(self):
+        raise RuntimeError("not now")
+
+
+TOUCHY = Touchy()
 '''
 # What legitimately fills an empty container for the tests after it: a session fixture, and
 # a module registering itself as a test imports it.
