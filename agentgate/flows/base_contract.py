@@ -141,6 +141,7 @@ def _edited(changes: list[Change]) -> frozenset[str]:
                      if c.status != DELETED and c.old_blob and c.old_blob != c.new_blob)
 
 
+_BASE_FORM = {"passed": "passes", "xfailed": "xfails, as its base marker expects,"}
 _TEXT_NAMES = (*harness.ENTRY_POINT_FILES, *PYTEST_CONFIG_FILES)
 
 
@@ -196,7 +197,7 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
     for j in found.suppressed:
         if j.oracle != "failed":
             notes.append(f"harmless suppression: {j.nodeid} ({j.head} at head; its base form "
-                         f"{'passes' if j.oracle == 'passed' else 'is skipped'} on head's code)")
+                         f"{_BASE_FORM.get(j.oracle, 'is skipped')} on head's code)")
         elif j.nodeid in ok:
             notes.append(f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)")
         else:

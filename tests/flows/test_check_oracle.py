@@ -259,7 +259,8 @@ def test_a_base_form_run_that_dies_fails_the_check_in_one_line(chain: GitRepo) -
     assert "suppressed-failure" not in codes(data)
 
 
-CONTRACT = "class ShoutContract:\n    def test_shout_contract(self):\n        assert self.shout('a') == 'A'\n"
+CONTRACT = ("class ShoutContract:\n    def test_shout_contract(self):\n"
+            "        assert self.shout('a') == 'A'\n")
 CONTRACT_FILES = {
     "app/testing.py": CONTRACT,  # a contract-test mixin the package ships
     "app/cases.py": "CASES = ['a', 'b']\n",
@@ -306,3 +307,35 @@ def test_a_change_that_keeps_every_test_of_an_untouched_file_pays_no_base_run(
     data = check_json(chain)
     assert data["exit_code"] == 0, data["reasons"]
     assert not oracle(data)["ran"]
+
+
+KNOWN_BUG = ("\n\n@pytest.mark.xfail(reason='known bug', strict=True)\n"
+             "def test_known_bug():\n    assert shout('a') == 'a'\n")
+
+
+@pytest.mark.parametrize("files", [
+    {"tests/test_util.py": "import pytest\n" + CHAIN_APP_FILES["tests/test_util.py"] + KNOWN_BUG
+     + "\n\ndef test_shout_twice():\n    assert shout('ab') == 'AB'\n"},
+    {"tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef word():\n    return 'ab'\n",
+     "tests/test_word.py": "from app.util import shout\n\n\n"
+     "def test_word(word):\n    assert shout(word) == 'AB'\n"},
+], ids=["test-appended", "conftest-added"])
+def test_a_base_test_its_own_marker_xfails_is_no_hidden_failure(
+    chain: GitRepo, files: dict[str, str],
+) -> None:
+    """A strict xfail the base itself carries xfails at head too, and its base form xfails
+    on head's code, as the base expects: an agent's new test next to it, or a new conftest
+    fixture, is green (new-user trial: both were blocked as hiding a failure)."""
+    commit(chain, {"tests/test_util.py": "import pytest\n" + CHAIN_APP_FILES["tests/test_util.py"]
+                   + KNOWN_BUG}, "a known bug")
+    chain.git("tag", "-f", "base")
+    chain.files(files)
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    # The attack next to it: the marker taken off and the code broken the other way.
+    chain.files({"app/util.py": "def shout(s):\n    return s.lower()\n",
+                 "tests/test_util.py": "import pytest\n" + CHAIN_APP_FILES["tests/test_util.py"]
+                 + KNOWN_BUG.replace("strict=True", "strict=False")})
+    chain.commit("agent change 2", author=AGENT)
+    assert check_json(chain)["exit_code"] != 0
