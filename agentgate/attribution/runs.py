@@ -101,7 +101,6 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
         "-c", os.fspath(tree.inifile),
         "--rootdir", os.fspath(tree.path),
         "--confcutdir", os.fspath(tree.path),
-        "-o", "junit_prefix=",
         f"--junitxml={os.fspath(xml)}",
         "-q",
         target(harness),

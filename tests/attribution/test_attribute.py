@@ -538,3 +538,17 @@ def test_a_killed_run_does_not_stop_the_next_one(repo: GitRepo, tmp_path: Path) 
     names = sorted(p.name for p in worktrees.worktrees_dir(repo.path).iterdir())
     assert all("-tmp-" not in n for n in names), names
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 3
+
+
+def test_a_project_with_strict_config_is_attributed(repo: GitRepo) -> None:
+    """attrs runs with ``--strict-config`` (Jinja2 with ``filterwarnings = error``): an ini
+    override that is no ini option stopped every run ('Unknown config option'), and each
+    came back as not collected (exit 64, 'check the node id'; new-user trial)."""
+    patch_repo(repo, {"tests/test_env.py": ENV_TEST,
+                      # pytest 9.2 refuses an unknown -o under --strict-config; older ones
+                      # warn, which filterwarnings = error refuses
+                      "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--strict-config"\n'
+                                        'filterwarnings = ["error"]\n'},
+               {"README.md": "docs\n"})
+    result = attribute(repo, "tests/test_env.py::test_env")
+    assert (result.to_json()["verdict"], result.exit_code) == ("NO_REPRO", 0)
