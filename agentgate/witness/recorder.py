@@ -622,6 +622,14 @@ class Recorder:
         appears in it or goes, as a listing's does (red-team, helper-9)."""
         self._busy = True
         try:
+            if not folder and _is_source(path):
+                # A module's source stat'ed (``inspect.getmodule``, ``linecache`` checking
+                # its cache, for every module loaded): what that tells is whether the file
+                # is there, as its folder's listing does, not what its code says; counting
+                # it as a read tied every such test to every module (new-user trial).
+                self.on_event(_LIST, "os.stat", (os.path.dirname(os.fsdecode(path)) or ".",),
+                              frame)
+                return
             self.on_event(_LIST if folder else _OPEN, "os.stat", (path, "r", 0), frame)
         finally:
             self._busy = False
@@ -1056,6 +1064,13 @@ def _stat_watched(original: Any) -> Any:
         return result
 
     return watched
+
+
+def _is_source(path: Any) -> bool:
+    try:
+        return os.fsdecode(path).endswith(".py")
+    except (TypeError, ValueError):
+        return False
 
 
 def _descriptor_path(fd: int) -> str | None:

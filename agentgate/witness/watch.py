@@ -45,6 +45,12 @@ _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, not a module's or a class bo
 # What reads a module's attribute past its class, unseen here: ``object.__getattribute__(m,
 # name)`` (any ``__getattribute__`` called on the module), ``inspect.getattr_static(m, name)``.
 BYPASS = frozenset({"__getattribute__", "getattr_static"})
+# What the import system sets on every module, which no edit of its source changes:
+# ``inspect.getmodule`` reads ``__file__`` of every module loaded, for every test that asks
+# (hypothesis does), and charging those reads tied every such test to every module's
+# top-level code (new-user trial: appending a test to one file reran attrs's whole suite).
+IMPORT_SET = frozenset({"__file__", "__name__", "__spec__", "__loader__", "__package__",
+                        "__cached__", "__builtins__"})
 # Who read: a kind per code object.
 SKIP, COUNT, REPO_TOP, THROUGH = 0, 1, 2, 3
 # The sink: (module, name, the reading frame, the read's key) for each read not yet judged in
@@ -141,6 +147,9 @@ class Watcher:
                 self.unwatched.add(self.paths[id(module)])
 
     def read(self, module: Any, name: str, frame: Any, key: Any) -> None:
+        if name in IMPORT_SET:
+            _CHARGED.add((module, name))  # not judged again in this context
+            return
         local = self._local
         if getattr(local, "busy", False):
             return

@@ -30,6 +30,15 @@ FILES = {
     "    assert len(os.listdir('data')) == 2\n\n\n"
     "def test_walk():\n    assert sum(len(f) for _d, _s, f in os.walk('data')) == 2\n\n\n"
     "def test_plain():\n    assert 1 + 1 == 2\n",
+    # inspect.getmodule reads __file__ of every module loaded and stats its source
+    # (hypothesis does it for every test).
+    "app/other.py": "LIMIT = 1\n\n\ndef other():\n    return LIMIT\n",
+    "tests/test_inspect.py": "import inspect\n\nimport app.other  # noqa: F401\n"
+    "from app.flags import local_mode\n\n\n"
+    "def test_getmodule():\n    found = inspect.getmodule(local_mode.__code__)\n"
+    "    assert found.__name__ == 'app.flags'\n",
+    "tests/test_other.py": "from app.other import other\n\n\n"
+    "def test_other():\n    assert other() == 1\n",
 }
 
 
@@ -60,3 +69,18 @@ def test_a_file_appearing_in_a_folder_a_test_stat_ed_reruns_it(
     # os.walk lists from the frozen os module's own frames: still the test's listing
     assert labels["tests/test_flags.py::test_walk"] == IMPACTED
     assert labels["tests/test_flags.py::test_size"] == SKIP
+
+
+@pytest.mark.parametrize("files", [
+    {"app/other.py": "LIMIT = 1\nMORE = 2\n\n\ndef other():\n    return LIMIT\n"},
+    {"tests/test_other.py": FILES["tests/test_other.py"] + "\n\ndef test_more():\n    pass\n"},
+], ids=["new-constant", "test-appended"])
+def test_looking_up_modules_by_their_files_depends_on_no_module_code(
+    recorded: tuple[GitRepo, str], files: dict[str, str], request: pytest.FixtureRequest,
+) -> None:
+    """``inspect.getmodule`` reads every loaded module's ``__file__`` and stats its source:
+    what the import system set, and whether the file is there. Neither changes with a
+    module-level edit elsewhere (new-user trial: appending a test reran attrs's suite)."""
+    labels = labelled(recorded, "getmodule-" + request.node.callspec.id, files)
+    assert labels["tests/test_inspect.py::test_getmodule"] == SKIP
+
