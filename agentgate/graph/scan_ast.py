@@ -16,7 +16,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from agentgate.graph.scan_loaders import loaders
+from agentgate.graph.scan_loaders import indirect, loaders
 from agentgate.graph.scan_syspath import Assign, syspath_records
 
 Escalations = list[tuple[str, str]]
@@ -37,6 +37,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
     calls: list[ast.Call] = []
     refs: list[ast.expr] = []
     assigns: list[Assign] = []
+    lists: list[list[ast.expr]] = []
     plugins: Escalations = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -56,6 +57,8 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
             imports.extend(_run_as_main(node.value))
         elif dynamic and isinstance(node, ast.List | ast.Tuple):
             imports.extend(_run_as_main_argv(node.elts))
+            plugins += _run_code_argv(node.elts, depth, imports)  # escalated as found
+            lists.append(node.elts)
         elif isinstance(node, ast.Name | ast.Attribute):
             refs.append(node)
         elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
@@ -75,6 +78,9 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
+        reached, unknown = indirect(tree, calls, lists, assigns)
+        imports += reached
+        escalations += unknown
     return imports, escalations
 
 
@@ -101,25 +107,41 @@ def _run_as_main_argv(items: list[ast.expr]) -> list[str]:
     return found
 
 
+def _run_code_argv(items: list[ast.expr], depth: int, imports: list[str]) -> Escalations:
+    """``[sys.executable, "-c", "from app.core import slug; ..."]``: the code a child runs
+    imports what it names (red-team)."""
+    out: Escalations = []
+    for first, second in itertools.pairwise(items):
+        if (isinstance(first, ast.Constant) and first.value == "-c"
+                and (text := _literal(second)) is not None):
+            _scan_text(text, "-c", getattr(second, "lineno", 0), depth, imports, out)
+    return out
+
+
+def _scan_text(text: str, how: str, line: int, depth: int, imports: list[str],
+               out: Escalations, mode: str = "exec") -> None:
+    try:
+        code = ast.parse(text, mode=mode)
+    except (SyntaxError, ValueError):
+        return  # not Python, or it fails when run
+    if depth >= _EXEC_DEPTH:
+        out.append(("too-complex", f"{how} nested too deeply at line {line}"))
+        return
+    found, escalated = scan_tree(code, depth=depth + 1)
+    imports += found
+    out += [(c, f"{d} (in the code {how} runs at line {line})") for c, d in escalated]
+
+
 def _executed(calls: list[ast.Call], depth: int, imports: list[str], out: Escalations) -> None:
     """``exec("import app.x")``: the literal code's imports are the file's (issue 12: an
     import inside a string is still an import)."""
     for call in calls:
-        if not (isinstance(call.func, ast.Name) and call.func.id in ("exec", "compile")
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("exec", "compile", "eval")
                 and call.args and (text := _literal(call.args[0])) is not None):
             continue
-        try:
-            code = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue  # not Python (``from re import compile``), or it fails when run
-        if depth >= _EXEC_DEPTH:
-            out.append(("too-complex", f"{call.func.id}() nested too deeply at line "
-                        f"{call.lineno}"))
-            continue
-        found, escalated = scan_tree(code, depth=depth + 1)
-        imports += found
-        out += [(c, f"{d} (in the code {call.func.id}() runs at line {call.lineno})")
-                for c, d in escalated]
+        # ``eval("__import__('app.core')")``: an expression (red-team)
+        _scan_text(text, f"{call.func.id}()", call.lineno, depth, imports, out,
+                   "eval" if call.func.id == "eval" else "exec")
 
 
 def _constants(tree: ast.AST) -> dict[str, str]:

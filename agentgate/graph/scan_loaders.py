@@ -156,3 +156,107 @@ def _has_read(expr: ast.expr) -> bool:
 def _via_builtins(func: ast.expr) -> bool:
     owner = func.value if isinstance(func, ast.Attribute | ast.Subscript) else None
     return isinstance(owner, ast.Name) and owner.id == "__builtins__"
+
+
+# Loaders of objects that import the classes and functions their data names (a pickle holds
+# ``app.legacy.Rate`` by name): the file depends on whatever module its data may name.
+_UNPICKLERS = {
+    "pickle": frozenset(("load", "loads", "Unpickler")),
+    "_pickle": frozenset(("load", "loads", "Unpickler")),
+    "cPickle": frozenset(("load", "loads", "Unpickler")),
+    "dill": frozenset(("load", "loads", "Unpickler")),
+    "cloudpickle": frozenset(("load", "loads")),
+    "joblib": frozenset(("load",)),
+    "shelve": frozenset(("open", "Shelf", "DbfilenameShelf")),
+    "jsonpickle": frozenset(("decode",)),
+    "yaml": frozenset(("unsafe_load", "unsafe_load_all", "full_load", "full_load_all")),
+    "pydoc": frozenset(("locate", "importfile")),
+}
+
+
+def indirect(tree: ast.AST, calls: list[ast.Call], lists: list[list[ast.expr]],
+             assigns: list[Assign]) -> tuple[list[str], list[tuple[str, str]]]:
+    """What a file reaches by name without an import statement (red-team): a pickle or other
+    object loader (``dynamic-import``), ``pydoc.locate("app.core.f")`` and
+    ``sys.modules["app.core"]`` with a literal (imports of that name's modules), importlib
+    or builtins taken apart (``importlib.__dict__["import_module"]``, ``vars(builtins)``:
+    ``dynamic-import``), and a ``.py`` file of the tree an argv names (``[sys.executable,
+    "app/tools/report.py"]``: an edge to that file)."""
+    bound = _from_imports(tree)
+    imports: list[str] = []
+    found: list[tuple[str, str]] = []
+    for call in calls:
+        owner, name = _owner_and_name(call.func, bound)
+        if owner is None or name is None:
+            continue
+        if owner == "pydoc" and name == "locate" and call.args and isinstance(
+                first := call.args[0], ast.Constant) and isinstance(first.value, str):
+            imports += _prefixes(first.value)
+        elif name in _UNPICKLERS.get(owner, ()):
+            found.append(("dynamic-import", f"{owner}.{name}() loads what its data names at "
+                          f"line {call.lineno}"))
+        elif owner == "builtins" and name in ("getattr", "vars") and call.args and isinstance(
+                target := call.args[0], ast.Name) and target.id in ("importlib", "builtins") \
+                and not _fetches_a_loader(call):  # that one ``loaders`` names already
+            found.append(("dynamic-import", f"{name}() of {target.id} at line {call.lineno}"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__getattribute__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("importlib", "builtins", "__builtins__")):
+            found.append(("dynamic-import", f"{node.value.id}.{node.attr} at line "
+                          f"{node.lineno}"))
+        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "modules" and isinstance(node.value.value, ast.Name)
+              and node.value.value.id == "sys" and isinstance(node.slice, ast.Constant)
+              and isinstance(node.slice.value, str)):
+            imports += _prefixes(node.slice.value)
+    named = [item for items in lists for item in items]
+    named += [node.value for node in assigns if node.value is not None]  # SCRIPT = ...
+    for item in named:
+        if _may_name_a_file(item) and (record := file_record(item, assigns)) is not None:
+            imports.append(record)
+    return imports, found
+
+
+def _from_imports(tree: ast.AST) -> dict[str, tuple[str, str]]:
+    """Local names bound by ``from pickle import loads`` (and ``import pickle as pk``: the
+    module under another name): local -> (module, name or "")."""
+    bound: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = (alias.name, "")
+    return bound
+
+
+def _owner_and_name(func: ast.expr, bound: dict[str, tuple[str, str]]
+                    ) -> tuple[str | None, str | None]:
+    """(module, function) a call names: ``pickle.loads``, ``pk.loads``, a ``loads`` imported
+    from pickle; a builtin called by its own name is ("builtins", name)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module, name = bound.get(func.value.id, (func.value.id, ""))
+        return (module, func.attr) if not name else (f"{module}.{name}", func.attr)
+    if isinstance(func, ast.Name):
+        if func.id in bound:
+            module, name = bound[func.id]
+            return (module, name) if name else (None, None)
+        return "builtins", func.id
+    return None, None
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """``app.core.slug`` -> app, app.core, app.core.slug: those that are modules of the tree
+    resolve, the rest to nothing."""
+    name = dotted.partition(":")[0]
+    parts = [p for p in name.split(".") if p.isidentifier()]
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)] if parts else []
+
+
+def _may_name_a_file(item: ast.expr) -> bool:
+    if isinstance(item, ast.Constant):
+        return isinstance(item.value, str) and item.value.endswith(".py")
+    return any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(item))

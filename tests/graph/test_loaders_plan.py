@@ -135,3 +135,40 @@ def test_a_module_of_another_project_run_as_a_program_is_no_dependency(repo: Git
               "    return subprocess.run([sys.executable, '-m', 'pytest', '-q'])\n")
     data = _plan(repo, runner, {"app/core.py": "def one():\n    return 2 - 1\n"})
     assert data["tests"] == ["tests/test_core.py"]
+
+
+# Ways a test reaches app/core.py by name, with no import statement (red-team): each must
+# make a change to app/core.py run it, next to tests/test_plain.py which stays out.
+REACHES = {
+    "child-code": "import subprocess, sys\n\ndef run():\n"
+    "    subprocess.run([sys.executable, '-c', 'from app.core import one; print(one())'])\n",
+    "script-by-path": "import pathlib, subprocess, sys\n\n"
+    "SCRIPT = pathlib.Path(__file__).resolve().parents[1] / 'app' / 'core.py'\n\n"
+    "def run():\n    subprocess.run([sys.executable, str(SCRIPT)])\n",
+    "eval-import": "def run():\n    return eval(\"__import__('app.core', fromlist=['one'])\")\n",
+    "pydoc-locate": "import pydoc\n\ndef run():\n    return pydoc.locate('app.core.one')()\n",
+    "sys-modules": "import sys\n\ndef run():\n    return sys.modules['app.core'].one()\n",
+}
+# Ways it may load any module at all: the loading file depends on everything.
+ANYTHING = {
+    "pickle": "import pickle\n\ndef run(path):\n    return pickle.load(open(path, 'rb'))\n",
+    "pickle-by-name": "from pickle import loads\n\ndef run(data):\n    return loads(data)\n",
+    "importlib-dict": "import importlib\n\ndef run(name):\n"
+    "    return importlib.__dict__['import_module'](name)\n",
+    "vars-builtins": "import builtins\n\ndef run(name):\n"
+    "    return vars(builtins)['__import__'](name)\n",
+}
+
+
+@pytest.mark.parametrize("loader", sorted(REACHES))
+def test_a_module_reached_by_name_is_an_edge(repo: GitRepo, loader: str) -> None:
+    data = _plan(repo, REACHES[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"], data["reasons"]
+
+
+@pytest.mark.parametrize("loader", sorted(ANYTHING))
+def test_code_that_may_load_any_module_escalates_its_file(repo: GitRepo, loader: str) -> None:
+    data = _plan(repo, ANYTHING[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
+    reasons = {(r["path"], r["verdict"]) for r in data["reasons"] if r["code"] == "dynamic-import"}
+    assert reasons == {("tests/test_loader.py", "scoped")}
