@@ -350,6 +350,20 @@ def ls_tree(root: Path, rev: str, paths: tuple[str, ...] = ()) -> dict[str, str]
     return {path: blob for blob, path in _LS_TREE.findall(text)}
 
 
+def files_matching(root: Path, rev: str, pattern: str, paths: tuple[str, ...] = ()) -> set[str]:
+    """Files at ``rev`` (under ``paths``) with a line matching the extended regular expression
+    ``pattern``: one ``git grep`` (a doctest example line: the files a doctest run collects
+    examples from)."""
+    proc = subprocess.run(
+        ["git", "-C", os.fspath(root), "grep", "-l", "-z", "-E", "-I", "-e", pattern, rev,
+         "--", *paths], capture_output=True, env=no_git_env())
+    if proc.returncode not in (0, 1):  # 1: no match
+        raise GitError(f"git grep failed: {_line(proc.stderr)}")
+    prefix = f"{rev}:"
+    found = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {f[len(prefix):] if f.startswith(prefix) else f for f in found if f}
+
+
 def tracked_files(
     root: Path, paths: list[str], *, revs: tuple[str, ...] = (),
     changed_in: tuple[str, str] | None = None,

@@ -41,6 +41,9 @@ class PlanInput:
     # (pyproject.toml and setup.cfg among them: their dependency tables are read too).
     pytest_changed: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     markers: tuple[AddedMarker, ...] = ()
+    # Files pytest collects doctests from at head (``--doctest-modules``: modules holding
+    # ``>>>``; ``--doctest-glob``, ``test*.txt``: text files): tests like the test files.
+    doctests: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,16 @@ def plan(inp: PlanInput) -> Plan:
     patterns = python_files(inp.pytest_head)
     graph = inp.graph
     tests = test_files(inp.config, inp.pytest_head, graph, patterns)
+    modules = set(graph.modules.values())
+    tests |= {p for p in inp.doctests if p in modules}  # a module's examples reach its code
+    texts = sorted(p for p in inp.doctests if p not in modules)
     impact = _seed(inp, graph)
     _escalate_locally(graph, impact)
     closure = graph.importers_closure(impact.seeds)
     _select(inp, graph, closure, tests, impact)
+    for text in texts:  # its examples may import anything: every change runs it
+        impact.offer(text, (text,))
+    tests |= set(texts)
     reasons = _reasons(inp, graph, closure, impact, patterns)
     reasons += _escalations(graph, impact.seeds, tests)
     notes = _notes(impact, graph)

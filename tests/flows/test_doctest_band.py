@@ -1,0 +1,74 @@
+"""Doctests the base's pytest options collect are tests the band selects (red-team: with
+``--doctest-modules`` or ``--doctest-glob`` in addopts, the examples that checked a broken
+function never ran, and the import-closure band passed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentgate.flows import check as checkrun
+from tests.support.git_repo import GitRepo
+
+CORE = '"""Slugs.\n\n>>> slug("A b")\n\'a-b\'\n"""\n\n\ndef slug(text):\n' \
+       '    return text.lower().replace(" ", "-")\n'
+BROKEN = CORE.replace('replace(" ", "-")', 'replace(" ", "_")')
+FILES = {
+    "app/__init__.py": "",
+    "app/core.py": CORE,
+    # ">>> " in code is no example: a module without any is no doctest file
+    "app/console.py": 'PROMPT = ">>> "\n\n\ndef prompt():\n    return PROMPT\n',
+    "README.md": "# app\n\n>>> from app.core import slug\n>>> slug('X y')\n'x-y'\n",
+    "tests/test_console.py": "from app.console import prompt\n\n\n"
+    "def test_prompt():\n    assert prompt() == '>>> '\n",
+    "tests/test_plain.py": "def test_plain():\n    assert True\n",
+}
+CONFIGS = {
+    "doctest-modules": '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n'
+                       'testpaths = ["tests", "app"]\n',
+    "doctest-glob": '[tool.pytest.ini_options]\naddopts = "--doctest-glob=README.md"\n'
+                    'testpaths = ["tests", "README.md"]\n',
+    "none": '[tool.pytest.ini_options]\ntestpaths = ["tests", "app"]\n',
+}
+
+
+def _repo(repo: GitRepo, config: str, change: dict[str, str]) -> GitRepo:
+    repo.files({**FILES, "pyproject.toml": CONFIGS[config]})
+    repo.commit("base")
+    repo.git("tag", "base")
+    repo.files(change)
+    repo.commit("change", author="bot (aider)")
+    return repo
+
+
+def _plan(repo: GitRepo) -> dict[str, Any]:
+    return checkrun.plan(repo.path, "base", "HEAD").to_json()
+
+
+@pytest.mark.parametrize(("config", "doctest"), [
+    ("doctest-modules", "app/core.py"), ("doctest-glob", "README.md"),
+])
+def test_the_examples_that_check_a_changed_function_run(
+    repo: GitRepo, config: str, doctest: str,
+) -> None:
+    data = _plan(_repo(repo, config, {"app/core.py": BROKEN}))
+    assert doctest in data["tests"]
+    assert "tests/test_plain.py" not in data["tests"]
+    # and they fail the check
+    done = checkrun.check(repo.path, "base", "HEAD").to_json()
+    assert done["exit_code"] == 1, done["reasons"]
+
+
+def test_without_doctest_options_a_module_is_no_test(repo: GitRepo) -> None:
+    data = _plan(_repo(repo, "none", {"app/core.py": BROKEN}))
+    assert data["tests"] == []
+
+
+def test_a_module_without_examples_is_no_doctest_file(repo: GitRepo) -> None:
+    """The twin: app/console.py holds '>>> ' in code, not an example: it is not selected (a
+    selected file collecting nothing fails the band), and the check passes."""
+    _repo(repo, "doctest-modules", {"app/console.py": FILES["app/console.py"] + "\n# more\n"})
+    data = _plan(repo)
+    assert data["tests"] == ["tests/test_console.py"]
+    assert checkrun.check(repo.path, "base", "HEAD").to_json()["exit_code"] == 0
