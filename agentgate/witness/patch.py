@@ -187,6 +187,10 @@ def _record(
         names = blocks.changed(_text(texts, change.old_blob), _text(texts, change.new_blob))
     for path in change.paths:
         changed.setdefault(path, set()).update(names or {MODULE})
+        if (source := compiled_source(path)) is not None:
+            # Bytecode of the tree may run in place of its source (an ``unchecked-hash``
+            # .pyc is never compared with it; red-team): as a change to all of that module.
+            changed.setdefault(source, set()).add(MODULE)
     if change.status in (ADDED, DELETED, RENAMED, COPIED):
         for path in change.paths:
             if posixpath.basename(path) == "__init__.py":
@@ -195,6 +199,18 @@ def _record(
                 for other in witnessed:
                     if under(other, folder):
                         changed.setdefault(other, set()).add(MODULE)
+
+
+def compiled_source(path: str) -> str | None:
+    """The source file a ``.pyc`` may stand for: ``pkg/__pycache__/mod.cpython-311.pyc`` and
+    a sourceless ``pkg/mod.pyc`` -> ``pkg/mod.py``; None for anything else."""
+    if not path.endswith(".pyc"):
+        return None
+    folder, name = posixpath.split(path)
+    if posixpath.basename(folder) == "__pycache__":
+        folder = posixpath.dirname(folder)
+        name = name.split(".", 1)[0] + ".pyc"
+    return posixpath.join(folder, name[:-len(".pyc")] + ".py")
 
 
 # Hooks pytest calls through a node's own hook proxy: only the conftests at or above the

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from agentgate.witness.patch import compiled_source
 from agentgate.witness.select import IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
-from tests.witness.recorded import labelled, recorded_repo
+from tests.witness.recorded import labelled, patch, plan, recorded_repo
 
 CHANNELS = '''import os
 import sqlite3
@@ -101,3 +102,32 @@ def test_a_file_read_past_its_path_reruns_its_readers(
     labels = labelled(recorded, "changed-" + path.replace("/", "-"), {path: text})
     want = {n: IMPACTED if n in readers else SKIP for n in ALL}
     assert {n: labels[f"tests/test_channels.py::test_{n}"] for n in ALL} == want
+
+
+def test_bytecode_committed_next_to_a_module_reruns_its_users(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Red-team: a .pyc compiled with ``--invalidation-mode unchecked-hash`` from a broken
+    source runs in place of the unchanged one. No test opens it as data: it counts as a
+    change to all of its module."""
+    repo, w = recorded
+    patch(repo, w, "bytecode", {})
+    pyc = repo.path / "app" / "__pycache__" / "channels.cpython-311.pyc"
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.write_bytes(b"not really bytecode")
+    repo.git("add", "-f", str(pyc))  # committed past the .gitignore, as the attack did
+    repo.git("commit", "-q", "--amend", "--no-edit")
+    labels = {d.nodeid: d.label for d in plan(repo, w).decisions}
+    assert {n: labels[f"tests/test_channels.py::test_{n}"] for n in ALL} == dict.fromkeys(
+        ALL, IMPACTED)
+
+
+@pytest.mark.parametrize(("path", "source"), [
+    ("app/__pycache__/channels.cpython-311.pyc", "app/channels.py"),
+    ("app/__pycache__/channels.cpython-311.opt-1.pyc", "app/channels.py"),
+    ("app/channels.pyc", "app/channels.py"),
+    ("channels.pyc", "channels.py"),
+    ("app/data/rates.db", None),
+])
+def test_the_source_a_bytecode_file_stands_for(path: str, source: str | None) -> None:
+    assert compiled_source(path) == source
