@@ -18,7 +18,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,8 +156,9 @@ class Runner:
         log = self.workdir / f"{spec.label}.log"
         done = self._watched(spec.label, feed, argsfile, log)
         code = -1 if done.timed_out else done.returncode
-        self.seen[spec.label] = _read_outcomes(seen)
-        return _result(spec, code, done.seconds, _read_junit(junit), self.frozen,
+        self.seen[spec.label] = found = _read_outcomes(seen)
+        known = (found or {}).get("collected") or ()
+        return _result(spec, code, done.seconds, _read_junit(junit, known), self.frozen,
                        done.timed_out, _tail(log))
 
     def _watched(self, label: str, feed: Path, argsfile: Path, log: Path) -> process.Finished:
@@ -217,11 +218,11 @@ def install_outcomes_plugin(workdir: Path, env: dict[str, str]) -> str:
     return name
 
 
-def _read_junit(junit: Path) -> dict[str, Outcome]:
+def _read_junit(junit: Path, known: Iterable[str] = ()) -> dict[str, Outcome]:
     if not junit.exists():
         return {}  # pytest never got as far as writing it: the exit code says why
     try:
-        return read_nodes(junit)
+        return read_nodes(junit, known)
     except ValueError as exc:
         raise AgentgateError(f"pytest wrote unreadable JUnit XML ({exc})", exit_code=70) from None
 

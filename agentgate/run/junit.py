@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 # pytest's exit codes (``pytest.ExitCode``), spelled out so this module never imports pytest.
@@ -181,15 +182,21 @@ def _last_line(text: str) -> str:
 _NODE_RANK = (Outcome.PASSED, Outcome.SKIPPED, Outcome.FAILED, Outcome.ERROR)
 
 
-def read_nodes(xml_path: Path) -> dict[str, Outcome]:
+def read_nodes(xml_path: Path, known: Iterable[str] = ()) -> dict[str, Outcome]:
     """Node id -> passed, skipped, failed or error, for every test the run reported; a test
-    reported twice keeps its worst outcome. ValueError when the XML does not parse."""
+    reported twice keeps its worst outcome. ``known``: the run's exact node ids (agentgate's
+    outcome plugin), matched by the address JUnit writes: a test class imported into a
+    second test file carries its defining file in ``file`` (itsdangerous; new-user trial:
+    failures were counted under a node id that does not exist). ValueError when the XML
+    does not parse."""
+    exact = {junit_address(n): n for n in known}
     nodes: dict[str, Outcome] = {}
     for case in parse_cases(xml_path.read_text(encoding="utf-8", errors="replace")):
         outcome = Outcome.ERROR if case.outcome is Outcome.COLLECTION_ERROR else case.outcome
-        seen = nodes.get(case.nodeid, Outcome.PASSED)
+        nodeid = exact.get((case.classname, case.name)) or case.nodeid
+        seen = nodes.get(nodeid, Outcome.PASSED)
         if _NODE_RANK.index(outcome) >= _NODE_RANK.index(seen):
-            nodes[case.nodeid] = outcome
+            nodes[nodeid] = outcome
     return nodes
 
 
