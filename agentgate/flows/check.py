@@ -343,6 +343,7 @@ def _run(
         result.notes.append(checkrun_results.promotion_note(report))
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
+    result.notes += _failing_at_base(planned, report)
     seed = config.hypothesis_seed if config.property_band else None
     from agentgate.flows import base_contract  # the base oracle (issue 11)
 
@@ -351,6 +352,21 @@ def _run(
     ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
                   shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _failing_at_base(planned: Planned, report: band.BandReport) -> list[str]:
+    """A failed test the witness saw fail at its revision already: the patch did not break
+    it, and the way forward is the flake attribution and a freeze, not a fix (new-user
+    trial: every patch on attrs failed on such a test, with no hint)."""
+    if planned.witness is None:
+        return []
+    from agentgate.witness.depgraph import NOT_PASSED
+
+    before = {d.nodeid for d in planned.witness.decisions if NOT_PASSED in d.detail}
+    failed = sorted({n for r in report.runs for n in r.failed_ids} & before)
+    return [f"{n} failed when the witness was recorded too: `agentgate attribute {n}` "
+            f"tells whether it is pre-existing (and whether a freeze is allowed)"
+            for n in failed]
 
 
 def _excused(root: Path, planned: Planned, tree: Path, result: CheckResult) -> frozenset[str]:

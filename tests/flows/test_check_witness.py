@@ -153,3 +153,21 @@ def test_a_case_of_a_selected_parametrized_test_deselected_by_the_harness_fails(
     assert checked.returncode != 0, checked.stdout + checked.stderr
     codes = [r["code"] for r in json.loads(checked.stdout)["reasons"]]
     assert "deselected" in codes or "harness-hid-failure" in codes, codes
+
+
+def test_a_test_failing_since_the_witness_was_recorded_says_so(repo: GitRepo) -> None:
+    """A test already failing at the base fails every patch: the check says it failed when
+    the witness was recorded too, and points at the attribution (new-user trial)."""
+    repo.files({**FILES, "tests/test_core.py": FILES["tests/test_core.py"].replace(
+        "assert other() == 2", "assert other() == 3")})
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 1\n", "return 0 + 1\n"))
+    repo.commit("patch lookup()")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    notes = json.loads(checked.stdout)["notes"]
+    said = [n for n in notes if "failed when the witness was recorded" in n]
+    assert said == ["tests/test_core.py::test_other failed when the witness was recorded too: "
+                    "`agentgate attribute tests/test_core.py::test_other` tells whether it is "
+                    "pre-existing (and whether a freeze is allowed)"], notes
