@@ -53,6 +53,7 @@ _ORIGINAL_FIND_SPEC = bootstrap._find_spec  # type: ignore[attr-defined]
 _ORIGINAL_THREAD_SETTRACE = threading.settrace
 # Who connected to a listener shows only once it accepted: no audit event.
 _ORIGINAL_ACCEPT = socket.socket.accept
+_ORIGINAL_CONNECTS = {n: getattr(socket.socket, n) for n in ("connect", "connect_ex")}
 # What multiprocessing's spawn and forkserver start their process with (no audit event);
 # None where there is none (not POSIX).
 _posixsubprocess: Any = sys.modules.get("_posixsubprocess")
@@ -179,6 +180,10 @@ class Recorder:
         self._bound: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._spawned = 0
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()  # sockets that connected
+        # Their local addresses, taken as each connected (``_connect``): a client closed and
+        # collected before its server accepted is still this process's (boltons' netstring
+        # test was incomplete when the weak set had lost it by then).
+        self._client_names: set[tuple[Any, Any]] = set()
         self._current = "c"
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
@@ -697,10 +702,13 @@ class Recorder:
         if conn.family == getattr(socket, "AF_UNIX", None):
             ours = _peer_pid(conn) == os.getpid()
         else:
+            named = tuple(peer[:2]) if isinstance(peer, tuple) else None
             try:
-                ours = any(_same_address(c.getsockname(), peer) for c in list(self._clients))
+                ours = named in self._client_names or any(
+                    _same_address(c.getsockname(), peer) for c in list(self._clients))
             except (OSError, RuntimeError):
                 ours = False
+            self._client_names.discard(named)  # accepted once: the port may be reused
         if not ours:
             self.context.flags.setdefault(
                 _WHY[_NETWORK], f"socket.accept from another process {peer!r}"[:120])
@@ -816,6 +824,9 @@ class Recorder:
             ambient=_ambient_print({n: os.environ.get(n) for n in self.ambient_names}),
         )
         ctx = "t:" + nodeid
+        # A port this process connected from in an earlier test may be another process's
+        # by now: only this test's own connections are known as ours.
+        self._client_names.clear()
         for cache in list(self.caches):  # each test computes what it reads, as if first
             cache.cache_clear()
         self.push(ctx)
@@ -1367,6 +1378,24 @@ def _forked() -> None:
         recorder._pinned = 0
 
 
+def _connecting(original: Any) -> Any:
+    """``socket.socket.connect`` / ``connect_ex``, watched: the local address this process
+    connected from, which a listener of this process may accept later (``_accepted``)."""
+
+    def connect(sock: Any, address: Any) -> Any:
+        try:
+            return original(sock, address)
+        finally:
+            recorder = _ACTIVE
+            if recorder is not None and not recorder._busy:
+                with contextlib.suppress(OSError, TypeError, ValueError):
+                    name = sock.getsockname()
+                    if isinstance(name, tuple) and len(recorder._client_names) < 65536:
+                        recorder._client_names.add(tuple(name[:2]))
+
+    return connect
+
+
 def _accept(sock: Any) -> Any:
     """``socket.socket.accept``, watched: a connection from another process runs code the
     witness cannot see (``Recorder._accepted``)."""
@@ -1515,6 +1544,7 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
     (importlib.util, "_find_spec", _ORIGINAL_FIND_SPEC, _find_spec),
     (threading, "settrace", _ORIGINAL_THREAD_SETTRACE, _thread_settrace),
     (socket.socket, "accept", _ORIGINAL_ACCEPT, _accept),
+    *((socket.socket, n, f, _connecting(f)) for n, f in _ORIGINAL_CONNECTS.items()),
     *((_thread, name, getattr(_thread, name), _unseen_start(getattr(_thread, name)))
       for name in ("start_new_thread", "start_new") if hasattr(_thread, name)),
     *([(_posixsubprocess, "fork_exec", _ORIGINAL_FORK_EXEC, _fork_exec),

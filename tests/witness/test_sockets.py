@@ -80,6 +80,15 @@ FILES = {
     "def test_inherited():\n    server, thread = serving.SHARED\n"
     "    assert serving.ask(server) == b'HI'\n    thread.join()\n    server.close()\n",
     "tests/test_plain.py": "def test_plain():\n    assert 1 + 1 == 2\n",
+    # The client is closed and collected before the server accepts (boltons' netstring
+    # test): still this process's connection.
+    "tests/test_closed_first.py": "import gc\nimport socket\n\nfrom app import echo\n\n\n"
+    "def test_closed_first():\n    server = socket.socket()\n"
+    "    server.bind(('127.0.0.1', 0))\n    server.listen()\n"
+    "    client = socket.create_connection(server.getsockname())\n"
+    "    client.sendall(b'hi')\n    client.close()\n    del client\n    gc.collect()\n"
+    "    conn, _ = server.accept()\n    with conn:\n"
+    "        assert echo.reply(conn.recv(64)) == b'HI'\n    server.close()\n",
     # Another loopback address than the one this process listens on: another process's.
     "tests/test_alias.py": "import socket\n\n\n"
     "def test_alias():\n    mine = socket.socket()\n    mine.bind(('127.0.0.1', 0))\n"
@@ -157,6 +166,7 @@ def test_a_server_in_a_thread_of_the_test_is_followed_not_escalated(
     labels = labelled(recorded, "reply", {"app/echo.py": ECHO.replace(".upper()", ".upper()[:64]")})
     # The server thread ran reply for them: they rerun, as impacted, not as incomplete.
     assert labels[TCP] == labels[UNIX] == IMPACTED
+    assert labels["tests/test_closed_first.py::test_closed_first"] == IMPACTED
     assert labels[LOOKUP] == labels[PLAIN] == SKIP
     labels = labelled(recorded, "unused", {"app/echo.py": ECHO.replace("return 0", "return 1")})
     assert labels[TCP] == labels[UNIX] == labels[LOOKUP] == SKIP
