@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from agentgate.core.config import PYTEST_CONFIG_FILES
+from agentgate.core.config import PYTEST_CONFIG_FILES, Config
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
 from agentgate.gate import agents, govern, trust
@@ -58,6 +58,9 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     tests = TestFiles(config, checked.python_files)
     files = inventory.touched_tests(changes, tests, base_paths)
     changed_harness = harness.harness_changes(changes, config, _texts(root, changes))
+    plugins = _plugin_files(root, base_paths, config)
+    changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
+                        for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
     # A changed helper or data file of a test root may rewrite any base test of that root
     # (red-team, helper-8: a weakened assertion helper, expected values moved with the code,
@@ -80,7 +83,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
             root, config, mb, files),
         renames=_renames(changes),
         edited=(_edited(changes) | frozenset(served)) & frozenset(files),
-        harness=tuple(harness.harness_paths(every, config)),
+        harness=tuple(sorted({*harness.harness_paths(every, config), *plugins})),
         harness_changed=bool(changed_harness), selection=selection, support=support,
         # Under a changed harness every base test of the selection is judged whole.
         untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
@@ -143,6 +146,16 @@ def _edited(changes: list[Change]) -> frozenset[str]:
 
 _BASE_FORM = {"passed": "passes", "xfailed": "xfails, as its base marker expects,"}
 _TEXT_NAMES = (*harness.ENTRY_POINT_FILES, *PYTEST_CONFIG_FILES)
+
+
+def _plugin_files(root: Path, base_paths: dict[str, str], config: Config) -> set[str]:
+    """The base's tree modules its conftests load through ``pytest_plugins``: harness, laid
+    over as at the base like the conftests themselves."""
+    conftests = [p for p in base_paths if posixpath.basename(p) == harness.CONFTEST]
+    blobs = gitio.cat_blobs(root, [base_paths[p] for p in conftests])
+    texts = {p: blobs[base_paths[p]].decode("utf-8", "surrogateescape")
+             for p in conftests if base_paths[p] in blobs}
+    return harness.plugin_files(texts, base_paths, config.sources)
 
 
 def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:

@@ -125,6 +125,26 @@ def plugins_declared(text: str | None) -> tuple[str, ...] | None:
     return None
 
 
+def plugin_files(conftests: Mapping[str, str | None], paths: Iterable[str],
+                 roots: Iterable[str]) -> set[str]:
+    """The tree's modules the harness loads as plugins: what the conftests' (path -> text)
+    ``pytest_plugins`` name, found among ``paths`` under each import root (the tree's top and
+    the source roots). Such a module is harness wherever it lives (red-team: a
+    ``pytest_pyfunc_call`` added to the ``app/testing.py`` a conftest loads swallowed the
+    failure it was meant to report)."""
+    present = set(paths)
+    tops = ["", *(r.strip("/") + "/" for r in roots if r.strip("/") not in ("", "."))]
+    found: set[str] = set()
+    for text in conftests.values():
+        for name in plugins_declared(text) or ():
+            stem = name.replace(".", "/")
+            for top in tops:
+                for candidate in (f"{top}{stem}.py", f"{top}{stem}/__init__.py"):
+                    if candidate in present:
+                        found.add(candidate)
+    return found
+
+
 def _names(value: ast.expr | None) -> tuple[str, ...]:
     try:
         literal: Any = ast.literal_eval(value) if value is not None else None

@@ -339,3 +339,32 @@ def test_a_base_test_its_own_marker_xfails_is_no_hidden_failure(
                  + KNOWN_BUG.replace("strict=True", "strict=False")})
     chain.commit("agent change 2", author=AGENT)
     assert check_json(chain)["exit_code"] != 0
+
+
+PLUGIN = ("import pytest\n\n\n@pytest.fixture\ndef shouted():\n    return 'A'\n")
+SWALLOW = PLUGIN + ("\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_pyfunc_call(pyfuncitem):\n"
+                    "    outcome = yield\n    outcome.force_result(True)\n"
+                    "    if outcome.excinfo is not None:\n        outcome.force_exception(None)\n")
+
+
+@pytest.mark.parametrize(("plugin", "code"), [
+    ("\n\ndef helper():\n    return 1\n", 0),  # the twin: a harmless change to the plugin
+    (SWALLOW[len(PLUGIN):], 4),  # the attack: its new hook swallows the broken test's failure
+], ids=["harmless", "swallows-failures"])
+def test_a_plugin_module_the_base_conftest_loads_is_harness(
+    chain: GitRepo, plugin: str, code: int,
+) -> None:
+    """Red-team: the root conftest loads ``app/testing.py`` through ``pytest_plugins``; an
+    agent adds a ``pytest_pyfunc_call`` there that turns the broken test green. That module
+    is harness: the selection also runs under the base's version of it."""
+    commit(chain, {"conftest.py": "pytest_plugins = ['app.testing']\n", "app/testing.py": PLUGIN,
+                   "tests/test_shouted.py": "def test_shouted(shouted):\n"
+                                            "    assert shouted == 'A'\n"}, "a plugin")
+    chain.git("tag", "-f", "base")
+    chain.files({"app/testing.py": PLUGIN + plugin,
+                 **({"app/util.py": BROKEN_SHOUT} if code else {})})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == code, data["reasons"]
+    if code:
+        assert SHOUT in reason(data, "harness-hid-failure")["detail"]
