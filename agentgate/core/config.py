@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import configparser
 import difflib
+import itertools
+import shlex
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -331,6 +333,37 @@ def pytest_python_files(texts: Mapping[str, str | None]) -> tuple[str, ...]:
     if isinstance(value, list) and value:
         return tuple(str(v) for v in value)
     return DEFAULT_PYTHON_FILES
+
+
+@dataclass(frozen=True)
+class DoctestOptions:
+    """Where pytest collects doctests, by its ini options: modules (``--doctest-modules``),
+    text files by name (``--doctest-glob``, ``test*.txt`` by default), under ``roots``
+    (``testpaths``; ``.`` for the tree)."""
+
+    modules: bool
+    globs: tuple[str, ...]
+    roots: tuple[str, ...]
+
+
+def pytest_doctests(texts: Mapping[str, str | None]) -> DoctestOptions:
+    """The doctest options of the first root config file that has a pytest section."""
+    args = _words(pytest_option(texts, "addopts"))
+    globs = [a.split("=", 1)[1] for a in args if a.startswith("--doctest-glob=")]
+    globs += [b for a, b in itertools.pairwise(args) if a == "--doctest-glob"]
+    roots = [p for p in _words(pytest_option(texts, "testpaths")) if p]
+    return DoctestOptions("--doctest-modules" in args, tuple(globs or ["test*.txt"]),
+                          tuple(roots or ["."]))
+
+
+def _words(value: object) -> list[str]:
+    """An ini option as pytest splits it: a string by shell words, a list as it is."""
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return value.split()
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def pytest_option(texts: Mapping[str, str | None], key: str) -> object:

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import itertools
 import posixpath
-import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_option
-from agentgate.core.errors import GitError
+from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_doctests
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict, worst
 from agentgate.gate import checks as gate
 from agentgate.gate.checks import RangeCheck
@@ -106,36 +103,19 @@ class CheckResult(Result):
 def _doctests(root: Path, head: str, head_pytest: Mapping[str, str | None]) -> frozenset[str]:
     """The files pytest collects doctests from at head, by its options (red-team: with
     ``--doctest-modules`` in addopts, a module's examples never ran in the band): modules
-    holding ``>>>`` when ``--doctest-modules`` is on, and text files matching
-    ``--doctest-glob`` (``test*.txt`` by default), under ``testpaths`` (the tree without)."""
-    raw = pytest_option(head_pytest, "addopts")
-    args = _words(raw)
-    modules = "--doctest-modules" in args
-    globs = [a.split("=", 1)[1] for a in args if a.startswith("--doctest-glob=")]
-    globs += [b for a, b in itertools.pairwise(args) if a == "--doctest-glob"]
-    globs = globs or ["test*.txt"]
-    paths = pytest_option(head_pytest, "testpaths")
-    roots = [p for p in _words(paths) if p] or ["."]
+    with an example line when ``--doctest-modules`` is on, and text files ``--doctest-glob``
+    matches, under ``testpaths``. A failing ``git grep`` fails the plan: no doctest file may
+    go unseen."""
+    options = pytest_doctests(head_pytest)
+    roots = options.roots
     specs = () if "." in roots else tuple(f":(literal){r.rstrip('/')}" for r in roots)
-    try:  # a root may be a folder or a file (testpaths = ["tests", "README.md"])
-        found = gitio.files_matching(root, head, "^[[:space:]]*>>>([[:space:]]|$)", specs)
-    except GitError:
-        return frozenset()
+    # A root may be a folder or a file (testpaths = ["tests", "README.md"]).
+    found = gitio.files_matching(root, head, "^[[:space:]]*>>>([[:space:]]|$)", specs)
     return frozenset(f for f in found if (
-        modules and f.endswith(".py") and posixpath.basename(f) not in ("conftest.py", "setup.py")
+        options.modules and f.endswith(".py")
+        and posixpath.basename(f) not in ("conftest.py", "setup.py")
     ) or (not f.endswith(".py") and any(fnmatch.fnmatch(posixpath.basename(f), g)
-                                        for g in globs)))
-
-
-def _words(value: object) -> list[str]:
-    """An ini option as pytest splits it: a string by shell words, a list as it is."""
-    if isinstance(value, str):
-        try:
-            return shlex.split(value)
-        except ValueError:
-            return value.split()
-    return [str(v) for v in value] if isinstance(value, list) else []
-
+                                        for g in options.globs)))
 
 
 def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | None = None) -> Result:

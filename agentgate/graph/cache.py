@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 11  # bump whenever raw records or the layouts change meaning (11: sys.path records)
+VERSION = 12  # bump whenever raw records or the layouts change meaning (12: reached by name)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

@@ -38,6 +38,8 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
     refs: list[ast.expr] = []
     assigns: list[Assign] = []
     lists: list[list[ast.expr]] = []
+    subscripts: list[ast.Subscript] = []
+    import_nodes: list[ast.Import | ast.ImportFrom] = []
     plugins: Escalations = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -45,11 +47,13 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         if isinstance(node, ast.Import):
             imports.extend(alias.name for alias in node.names)
             names.note_import(node)
+            import_nodes.append(node)
             continue
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
             imports.append(f"{'.' * node.level}{module}:{','.join(a.name for a in node.names)}")
             names.note_from(node)
+            import_nodes.append(node)
             continue
         if isinstance(node, ast.Call):
             calls.append(node)
@@ -61,6 +65,8 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
             lists.append(node.elts)
         elif isinstance(node, ast.Name | ast.Attribute):
             refs.append(node)
+        elif dynamic and isinstance(node, ast.Subscript):
+            subscripts.append(node)
         elif dynamic and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             _pytest_plugins(node, imports, plugins)
             assigns.append(node)
@@ -78,7 +84,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
-        reached, unknown = indirect(tree, calls, lists, assigns)
+        reached, unknown = indirect(calls, refs, subscripts, import_nodes, lists, assigns)
         imports += reached
         escalations += unknown
     return imports, escalations

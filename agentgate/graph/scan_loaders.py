@@ -174,15 +174,17 @@ _UNPICKLERS = {
 }
 
 
-def indirect(tree: ast.AST, calls: list[ast.Call], lists: list[list[ast.expr]],
+def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.Subscript],
+             import_nodes: list[ast.Import | ast.ImportFrom], lists: list[list[ast.expr]],
              assigns: list[Assign]) -> tuple[list[str], list[tuple[str, str]]]:
     """What a file reaches by name without an import statement (red-team): a pickle or other
     object loader (``dynamic-import``), ``pydoc.locate("app.core.f")`` and
     ``sys.modules["app.core"]`` with a literal (imports of that name's modules), importlib
     or builtins taken apart (``importlib.__dict__["import_module"]``, ``vars(builtins)``:
     ``dynamic-import``), and a ``.py`` file of the tree an argv names (``[sys.executable,
-    "app/tools/report.py"]``: an edge to that file)."""
-    bound = _from_imports(tree)
+    "app/tools/report.py"]``: an edge to that file). Judged from what ``scan_tree``'s one walk
+    collected: no walk of its own."""
+    bound = _from_imports(import_nodes)
     imports: list[str] = []
     found: list[tuple[str, str]] = []
     for call in calls:
@@ -199,30 +201,31 @@ def indirect(tree: ast.AST, calls: list[ast.Call], lists: list[list[ast.expr]],
                 target := call.args[0], ast.Name) and target.id in ("importlib", "builtins") \
                 and not _fetches_a_loader(call):  # that one ``loaders`` names already
             found.append(("dynamic-import", f"{name}() of {target.id} at line {call.lineno}"))
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__getattribute__")
-                and isinstance(node.value, ast.Name)
-                and node.value.id in ("importlib", "builtins", "__builtins__")):
-            found.append(("dynamic-import", f"{node.value.id}.{node.attr} at line "
-                          f"{node.lineno}"))
-        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
-              and node.value.attr == "modules" and isinstance(node.value.value, ast.Name)
-              and node.value.value.id == "sys" and isinstance(node.slice, ast.Constant)
-              and isinstance(node.slice.value, str)):
-            imports += _prefixes(node.slice.value)
+    for ref in refs:
+        if (isinstance(ref, ast.Attribute) and ref.attr in ("__dict__", "__getattribute__")
+                and isinstance(ref.value, ast.Name)
+                and ref.value.id in ("importlib", "builtins", "__builtins__")):
+            found.append(("dynamic-import", f"{ref.value.id}.{ref.attr} at line {ref.lineno}"))
+    for sub in subscripts:
+        if (isinstance(sub.value, ast.Attribute) and sub.value.attr == "modules"
+                and isinstance(sub.value.value, ast.Name) and sub.value.value.id == "sys"
+                and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
+            imports += _prefixes(sub.slice.value)
     named = [item for items in lists for item in items]
     named += [node.value for node in assigns if node.value is not None]  # SCRIPT = ...
+    relative = any(isinstance(r, ast.Name) and r.id == "__file__" for r in refs)
     for item in named:
-        if _may_name_a_file(item) and (record := file_record(item, assigns)) is not None:
+        if _may_name_a_file(item, relative) and (
+                record := file_record(item, assigns)) is not None:
             imports.append(record)
     return imports, found
 
 
-def _from_imports(tree: ast.AST) -> dict[str, tuple[str, str]]:
+def _from_imports(nodes: Iterable[ast.Import | ast.ImportFrom]) -> dict[str, tuple[str, str]]:
     """Local names bound by ``from pickle import loads`` (and ``import pickle as pk``: the
     module under another name): local -> (module, name or "")."""
     bound: dict[str, tuple[str, str]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for alias in node.names:
                 bound[alias.asname or alias.name] = (node.module, alias.name)
@@ -256,7 +259,9 @@ def _prefixes(dotted: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)] if parts else []
 
 
-def _may_name_a_file(item: ast.expr) -> bool:
+def _may_name_a_file(item: ast.expr, relative: bool) -> bool:
+    """A literal ``.py`` path, or (``relative``: the file names ``__file__`` somewhere) an
+    expression that may build one from ``__file__``."""
     if isinstance(item, ast.Constant):
         return isinstance(item.value, str) and item.value.endswith(".py")
-    return any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(item))
+    return relative  # ``file_record`` computes it, or says it is no path of the tree

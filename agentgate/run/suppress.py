@@ -17,8 +17,9 @@ RAN = "ran"
 DELETED = "deleted"
 _FAILED = ("failed", "error")
 _HEAD_SKIPS = {"skipped": "skipped", "xfailed": "xfailed"}
+NOT_COLLECTED, DESELECTED = "not collected", "deselected"
 # What head did with a base test that is gone, not skipped: no outcome at all.
-VANISHED = frozenset({"not collected", "deselected"})
+VANISHED = frozenset({NOT_COLLECTED, DESELECTED})
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def head_status(nodeid: str, renames: Mapping[str, str], head: Mapping[str, Any]
         return _HEAD_SKIPS[reported]
     if reported is not None:
         return RAN
-    return "deselected" if name in head["deselected"] else "not collected"
+    return DESELECTED if name in head["deselected"] else NOT_COLLECTED
 
 
 def head_passed(nodeid: str, renames: Mapping[str, str], head: Mapping[str, Any]) -> bool:
