@@ -321,6 +321,12 @@ def _run(
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))
+    elif _leaked(planned, report, result):
+        full = band.run_band(root, config, tree, dataclasses.replace(spec, selection=None),
+                             frozen, display=display)
+        result.reasons += checkrun_results.run_reasons(full, None)
+        result.satisfied = frozenset({Verdict.PROMOTE})
+        result.notes.append(checkrun_results.promotion_note(full))
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
     result.notes += _failing_at_base(planned, report)
@@ -332,6 +338,30 @@ def _run(
     ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
                   shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _leaked(planned: Planned, report: band.BandReport, result: CheckResult) -> bool:
+    """Whether a test of the band, or its collection, left process state changed that it
+    did not at the base (``run.leaks``): the tests the band left out would see it in the
+    full suite, so the promotion is recorded and the whole suite runs. A shadow run already
+    ran the whole suite in its order."""
+    from agentgate.run import leaks
+
+    if report.run("shadow") is not None:
+        return False
+    base = planned.witness.state_leaks if planned.witness is not None else None
+    lines = leaks.new(leaks.found(report.seen.values()), base)
+    if not lines:
+        return False
+    result.reasons.append(Reason(leaks.PROMOTE_CODE, Verdict.PROMOTE,
+                                 leaks.reason_detail(lines, witnessed=base is not None),
+                                 path=_leak_path(lines[0])))
+    return True
+
+
+def _leak_path(line: str) -> str | None:
+    head = line.split(" ", 1)[0]
+    return head.split("::", 1)[0] if "::" in head else None
 
 
 def _failing_at_base(planned: Planned, report: band.BandReport) -> list[str]:

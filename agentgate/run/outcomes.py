@@ -19,6 +19,7 @@ agentgate is installed only in pre-commit's environment.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -37,6 +38,115 @@ PROGRESS_OPTION = "--agentgate-progress"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
+
+
+# --- process state one test leaves for the next (``process_state``) -----------------------------
+# Code under test that changes what every later test in the process sees -- the decimal
+# context's precision, the locale, the working folder, an environment variable -- and does not
+# put it back fails tests the band left out, in the full suite's order only (red-team: a patch
+# set ``decimal.getcontext().prec = 4``; the band's tests passed and the full suite failed).
+# The state is read around each test; what a test changed and left changed is its *leak*
+# (``agentgate.run.leaks`` compares the head's leaks with those the witness saw at the base).
+_VOLATILE_ENV = frozenset({b"PYTEST_CURRENT_TEST", "PYTEST_CURRENT_TEST"})
+_LOCALE_CATEGORIES = ("LC_CTYPE", "LC_COLLATE", "LC_TIME", "LC_MONETARY", "LC_NUMERIC",
+                      "LC_MESSAGES")
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGALRM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGPIPE")
+
+
+def process_state() -> dict[str, object]:
+    """The process-wide state a library keeps for every caller, each value comparable with
+    ``==``; the environment is one entry (``env``) until two readings differ. Cheap enough
+    to read four times per test: modules nobody imported are not imported here."""
+    state: dict[str, object] = {}
+    try:
+        state["cwd"] = os.getcwd()
+    except OSError:
+        state["cwd"] = None
+    mask = os.umask(0o022)
+    os.umask(mask)
+    state["umask"] = oct(mask)
+    environ = getattr(os.environ, "_data", None)  # bytes to bytes: copied without decoding
+    state["env"] = dict(environ) if isinstance(environ, dict) else dict(os.environ)
+    state["sys.recursionlimit"] = sys.getrecursionlimit()
+    state["sys.switchinterval"] = sys.getswitchinterval()
+    digits = getattr(sys, "get_int_max_str_digits", None)
+    if digits is not None:
+        state["sys.int_max_str_digits"] = digits()
+    import time
+
+    state["time.tzname"] = tuple(time.tzname)
+    modules = sys.modules
+    decimal = modules.get("decimal")
+    if decimal is not None:
+        with contextlib.suppress(Exception):  # left out, never the test's error
+            ctx = decimal.getcontext()
+            for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
+                state[f"decimal.{name}"] = getattr(ctx, name)
+            state["decimal.traps"] = dict(ctx.traps)
+    locale = modules.get("locale")
+    if locale is not None:
+        for name in _LOCALE_CATEGORIES:
+            category = getattr(locale, name, None)
+            if category is not None:
+                with contextlib.suppress(Exception):  # left out, never the test's error
+                    state[f"locale.{name}"] = locale.setlocale(category, None)
+    socket = modules.get("socket")
+    if socket is not None:
+        state["socket.defaulttimeout"] = socket.getdefaulttimeout()
+    logging = modules.get("logging")
+    if logging is not None:
+        root = logging.getLogger()
+        state["logging.root.level"] = root.level
+        state["logging.disable"] = getattr(root.manager, "disable", None)
+    signal = modules.get("_signal")  # ``signal.getsignal`` less its enum wrapping: 10x cheaper
+    if signal is not None:
+        for name in _SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                with contextlib.suppress(Exception):  # left out, never the test's error
+                    state[f"signal.{name}"] = signal.getsignal(number)
+    request = modules.get("urllib.request")
+    if request is not None:
+        state["urllib.request.opener"] = getattr(request, "_opener", None)
+    numpy = modules.get("numpy")
+    if numpy is not None:
+        with contextlib.suppress(Exception):  # left out, never the test's error
+            state["numpy.errstate"] = tuple(sorted(numpy.geterr().items()))
+            state["numpy.printoptions"] = repr(sorted(numpy.get_printoptions().items()))
+    return state
+
+
+def _shown(value: object) -> str:
+    """A value as a report shows it: a handler or an opener by its name."""
+    if isinstance(value, dict):  # the decimal traps: those that are on
+        value = sorted(getattr(k, "__name__", str(k)) for k, on in value.items() if on)
+    elif value is not None and (callable(value) or not isinstance(
+            value, (int, float, str, tuple, list))):
+        name = getattr(value, "__qualname__", None) or type(value).__qualname__
+        value = f"{getattr(value, '__module__', None) or '?'}.{name}"
+    return repr(value)[:80]
+
+
+def changed(before: dict[str, object], after: dict[str, object]) -> dict[str, str]:
+    """What differs between two readings: key -> the later value, as text (an environment
+    variable is ``env:NAME``; one that went is ``<unset>``)."""
+    found: dict[str, str] = {}
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if key == "env" and isinstance(old, dict) and isinstance(new, dict):
+            for name in old.keys() | new.keys():
+                if name in _VOLATILE_ENV or old.get(name) == new.get(name):
+                    continue
+                text = name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+                value = new.get(name)
+                shown = (value.decode("utf-8", "replace") if isinstance(value, bytes)
+                         else value)
+                found[f"env:{text}"] = "<unset>" if shown is None else str(shown)[:80]
+            continue
+        found[key] = _shown(new)
+    return found
 
 
 # Start-up, before the session's own plugin exists: pytest's parts as this plugin found them
@@ -256,9 +366,20 @@ class Outcomes:
         self._root = ""
         self._patterns: list[str] = []
         self._pins: dict[str, object] = {}
+        # Process state each test changed and left changed, by node id; what collection
+        # changed (``process_state``). Readings of the test now running: before its setup,
+        # before its call, and the keys its own code changed (``_touched``); keys a fixture of
+        # a wider scope changed in its setup are the harness's (``_harness``).
+        self.leaks: dict[str, dict[str, str]] = {}
+        self.collection_leaks: dict[str, str] = {}
+        self._session_state: dict[str, object] = {}
+        self._states: list[dict[str, object]] = []
+        self._touched: set[str] = set()
+        self._harness: set[str] = set()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._session_state = process_state()
         config = session.config
         self.manager = config.pluginmanager
         self._root = os.path.join(os.path.realpath(config.rootpath), "")
@@ -377,12 +498,47 @@ class Outcomes:
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         return (yield from self._phase(item, "teardown"))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any) -> Generator[None, None, object]:
+        """What a fixture of a wider scope than the test sets up (a session's environment
+        variable) is the harness's state, not a leak of the test that first asked for it."""
+        if getattr(fixturedef, "scope", "function") == "function":
+            return (yield)
+        before = process_state()
+        try:
+            return (yield)
+        finally:
+            self._harness.update(changed(before, process_state()))
+
+    def _state(self, item: pytest.Item, when: str, *, done: bool) -> None:
+        """Read the state before the setup, after the call and after the teardown
+        (``process_state``): a key the test's setup (less a wider fixture's) or its call
+        changed, and its teardown left changed from before the setup, is the test's leak."""
+        if when == "setup" and not done:
+            self._states, self._touched, self._harness = [process_state()], set(), set()
+            return
+        if not self._states or not done or when == "setup":
+            return
+        now = process_state()
+        if when == "call" or len(self._states) == 1:  # a setup that failed has no call
+            self._touched.update(k for k in changed(self._states[0], now)
+                                 if k not in self._harness)
+            self._states.append(now)
+        if when == "teardown":
+            left = {k: v for k, v in changed(self._states[0], now).items() if k in self._touched}
+            if left:
+                self.leaks[item.nodeid] = left
+            self._states = []
+
     def _phase(self, item: pytest.Item, when: str) -> Generator[None, None, None]:
         entry = self.tests.setdefault(item.nodeid, {})
         entry[when] = "started"
+        if when == "setup":
+            self._state(item, when, done=False)
         try:
             result = yield
         except BaseException as exc:
+            self._state(item, when, done=True)
             if when == "teardown":
                 self._check(item.nodeid)
             outcome = phase_outcome(exc)
@@ -394,6 +550,7 @@ class Outcomes:
             if by is not None:
                 entry["hidden_by"] = f"{when}: {outcome} by {by}"
             raise
+        self._state(item, when, done=True)
         if when == "teardown":
             self._check(item.nodeid)
         entry[when] = "passed"
@@ -410,6 +567,8 @@ class Outcomes:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
+        if self._session_state:
+            self.collection_leaks = changed(self._session_state, process_state())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
@@ -435,12 +594,19 @@ class Outcomes:
         known = set(self.deselected)
         self.deselected += [n for n in seen.get("deselected", ()) if n not in known]
         self.altered += [str(a) for a in seen.get("altered", ()) if a not in self.altered]
+        leaks = seen.get("leaks")
+        if isinstance(leaks, dict):
+            self.leaks.update(leaks)
+        collection = seen.get("collection_leaks")
+        if isinstance(collection, dict):
+            self.collection_leaks.update(collection)
 
     def _write(self) -> None:
         data: dict[str, Any] = {
             "format": FORMAT, "finished": self.finished, "exitstatus": self.exitstatus,
             "collected": self.collected, "deselected": self.deselected, "tests": self.tests,
-            "altered": self.altered,
+            "altered": self.altered, "leaks": self.leaks,
+            "collection_leaks": self.collection_leaks,
         }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as out:
@@ -466,7 +632,9 @@ class WorkerOutcomes(Outcomes):
         if self.finished:
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_KEY] = {"tests": self.tests, "collected": self.collected,
-                                  "deselected": self.deselected, "altered": self.altered}
+                                  "deselected": self.deselected, "altered": self.altered,
+                                  "leaks": self.leaks,
+                                  "collection_leaks": self.collection_leaks}
 
 
 class Feed:

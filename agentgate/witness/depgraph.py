@@ -92,7 +92,11 @@ TOP_NAMES = "top_names"
 # Present when the recording also watched what evaluated text (``eval``, ``exec``) reads of
 # modules: before, it took that text for module-level code and saw none of it.
 EVAL_READS = "eval_reads"
-_MERGED = (UNWATCHED, TOP_NAMES, EVAL_READS)  # parts: the union, or none if one lacks it
+# Process state each test left changed when the recording ran it, and what collection left
+# changed (``agentgate.run.leaks``: "NODEID\tKEY", "\tKEY"). Absent: a recording from before,
+# which says nothing, so every leak at head is new.
+STATE_LEAKS = "state_leaks"
+_MERGED = (UNWATCHED, TOP_NAMES, EVAL_READS, STATE_LEAKS)  # the union, or none if one lacks it
 
 
 def file_key(path: str) -> str:

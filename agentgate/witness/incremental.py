@@ -23,9 +23,10 @@ would run every test then, so every test is recorded again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from agentgate.core.config import Config
 from agentgate.core.model import Result
@@ -58,10 +59,19 @@ class Basis:
         quiet = set(fresh.info.get(graph.QUIET_IMPORTS, ())) & set(
             self.old.info.get(graph.QUIET_IMPORTS, ()))
         info = {**graph.unmerged(fresh.info),
-                **graph.merged_evidence(fresh.info, self.old.info),
+                **graph.merged_evidence(fresh.info, _carried_leaks(self.old.info, kept)),
                 graph.QUIET_IMPORTS: sorted(quiet),
                 INFO: {"from": self.old.sha, "carried": len(kept), "recorded": len(fresh.tests)}}
         return replace(fresh, nodes=nodes, tests=tests, info=info)
+
+
+def _carried_leaks(info: dict[str, Any], kept: Mapping[str, object]) -> dict[str, Any]:
+    """The old witness's ``info`` with only the carried tests' state leaks: a test run again
+    says afresh what it leaves changed, and so does the new run's collection."""
+    found = info.get(graph.STATE_LEAKS)
+    if not isinstance(found, list):
+        return info
+    return {**info, graph.STATE_LEAKS: [e for e in found if str(e).split("\t", 1)[0] in kept]}
 
 
 def record(

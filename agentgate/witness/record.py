@@ -27,7 +27,7 @@ from agentgate.core.errors import AgentgateError, ConfigError
 from agentgate.core.model import Result
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
-from agentgate.run import interp, process
+from agentgate.run import interp, leaks, process
 from agentgate.run import progress as run_progress
 from agentgate.witness import depgraph as graph
 from agentgate.witness import envprint, shards
@@ -60,6 +60,7 @@ class Carry(Protocol):
 
 CARRY_OPTION = "--agentgate-witness-carry"
 BOOT = "agentgate.witness.boot"
+OUTCOMES = "outcomes.json"  # beside the raw recording
 
 
 def record(
@@ -93,6 +94,9 @@ def record(
             raw = _read_raw(raw_path)
             witness = build(root, raw, sha=sha, tree=tree, python=python,
                             env=fingerprint.result())
+            state = _state_leaks(raw_path.with_name(OUTCOMES))
+            if state is not None:
+                witness.info[graph.STATE_LEAKS] = state
         witness.info[graph.WHOLE_SUITE] = whole
         if carry is not None:
             witness = carry.combine(witness, _carried(tmp / "carry.json"))
@@ -191,9 +195,11 @@ def _run_suite(
 ) -> None:
     # ``boot`` starts recording before pytest is imported, then runs it as ``-m pytest``
     # would: what pytest's start-up runs of the repository is seen, not charged whole.
+    # The outcome plugin too: the process state each test leaves changed (``run.leaks``).
     cmd = [
         python, "-m", BOOT, "-p", "agentgate.witness", "--agentgate-witness",
-        f"--agentgate-witness-out={raw_path}",
+        f"--agentgate-witness-out={raw_path}", "-p", "agentgate.run.outcomes",
+        f"--agentgate-outcomes={raw_path.with_name(OUTCOMES)}",
         f"--agentgate-witness-ambient={','.join(config.ambient)}",
         f"--rootdir={tree}", *pytest_args,
     ]
@@ -216,14 +222,25 @@ def _run_watched(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path
     """On a terminal: live counts from agentgate's outcome plugin (issue 13) in place of
     pytest's output, which goes to a log whose tail is shown when the run went wrong."""
     feed, log = raw_path.with_name("progress.jsonl"), raw_path.with_name("pytest.log")
-    cmd = [*cmd[:3], "-p", "agentgate.run.outcomes", f"{run_progress.PROGRESS_OPTION}={feed}",
-           *cmd[3:]]
+    cmd = [*cmd[:3], f"{run_progress.PROGRESS_OPTION}={feed}", *cmd[3:]]
     with run_progress.following(feed, "witness", display), log.open("wb") as out:
         done = process.run(cmd, cwd=tree, env=env, stdout=out, stderr=process.STDOUT)
     if done.returncode not in (0, 1) or not raw_path.is_file():
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
         sys.stderr.write("".join(f"{line}\n" for line in lines[-40:]))
     return done
+
+
+def _state_leaks(path: Path) -> list[str] | None:
+    """The process state each test left changed, as the outcome plugin saw it; None (the
+    witness does not say) when it wrote nothing readable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not data.get("finished") or "leaks" not in data:
+        return None  # an older agentgate's plugin in the project's interpreter says nothing
+    return leaks.entries(leaks.found([data]))
 
 
 def _read_raw(path: Path) -> dict[str, Any]:

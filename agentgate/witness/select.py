@@ -70,6 +70,9 @@ class WitnessPlan:
     shadow_percent: float
     notes: tuple[str, ...] = ()
     band: int | None = None  # decisions that run besides the audit: the audit's cap is its size
+    # The process state the recording saw each test leave changed (``run.leaks``); None when
+    # the witness does not say (recorded before it did).
+    state_leaks: frozenset[str] | None = None
 
     @property
     def shadow_limit(self) -> int:
@@ -135,7 +138,13 @@ def evaluate(
         shadow_percent=config.shadow_percent,
         notes=tuple(said),
         band=band,
+        state_leaks=_state_leaks(witness),
     )
+
+
+def _state_leaks(witness: Witness) -> frozenset[str] | None:
+    found = witness.info.get(graph.STATE_LEAKS)
+    return frozenset(str(e) for e in found) if isinstance(found, list) else None
 
 
 def _find(root: Path, base: str, head: str, notes: list[str]) -> tuple[Witness, str] | None:

@@ -1,0 +1,73 @@
+"""Process state a test leaves changed for the tests after it, at head against the base.
+
+A band runs the tests that can reach a change; the full suite also runs the others *after*
+them, in one process. Code under test that changes what every later caller sees -- the
+decimal context's precision, the locale, the working folder, an environment variable, the
+socket timeout -- and does not put it back fails tests the band left out, and only in the
+full suite's order (red-team: ``decimal.getcontext().prec = 4`` in a changed function; the
+band's tests passed, the full suite failed). Neither the import closure nor a witness sees
+it: the tests that fail never ran the changed code.
+
+The outcome plugin reads that state around each test and around collection
+(``outcomes.process_state``); what a test's own setup or call changed and its teardown left
+changed is its leak. The witness keeps the leaks it saw at the base (``depgraph.STATE_LEAKS``).
+A leak at head the base did not have -- a key a test, or collection, did not leave changed
+there, or any leak when the witness does not say -- means the band cannot stand for the
+tests it left out: the check promotes and runs the whole suite (``flows.check``). Only keys
+are compared, not values: a temporary folder's name differs on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+COLLECTION = ""  # the "node id" of what collection left changed
+PROMOTE_CODE = "state-leak"
+
+
+def found(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, dict[str, str]]:
+    """Node id (``COLLECTION`` for collection) -> key -> the value it was left at, from
+    what the outcome plugin wrote for each run."""
+    leaks: dict[str, dict[str, str]] = {}
+    for data in seen:
+        if not isinstance(data, Mapping):
+            continue
+        tests = data.get("leaks")
+        for nodeid, keys in (tests.items() if isinstance(tests, Mapping) else ()):
+            if isinstance(keys, Mapping) and keys:
+                leaks.setdefault(str(nodeid), {}).update({str(k): str(v) for k, v in keys.items()})
+        collection = data.get("collection_leaks")
+        if isinstance(collection, Mapping) and collection:
+            leaks.setdefault(COLLECTION, {}).update(
+                {str(k): str(v) for k, v in collection.items()})
+    return leaks
+
+
+def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """What the witness keeps: one ``NODEID\\tKEY`` per leak, sorted."""
+    return sorted(f"{nodeid}\t{key}" for nodeid, keys in leaks.items() for key in keys)
+
+
+def new(leaks: Mapping[str, Mapping[str, str]], base: frozenset[str] | None) -> list[str]:
+    """One line per leak at head that the base did not have (every one when ``base`` is
+    None: nothing says the base had it)."""
+    lines = []
+    for nodeid, keys in sorted(leaks.items()):
+        fresh = {k: v for k, v in sorted(keys.items())
+                 if base is None or f"{nodeid}\t{k}" not in base}
+        if not fresh:
+            continue
+        what = ", ".join(f"{k} = {v}" for k, v in list(fresh.items())[:3])
+        more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
+        who = "collection" if nodeid == COLLECTION else nodeid
+        lines.append(f"{who} leaves {what}{more} changed for the tests after it")
+    return lines
+
+
+def reason_detail(lines: list[str], *, witnessed: bool) -> str:
+    """The promotion's one line: the first leak, how many, and why the whole suite runs."""
+    base = "which it did not at the base" if witnessed else "and no witness says the base did"
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return (f"{lines[0]}{more}, {base}: tests the band left out run after it in the full "
+            "suite and see that state; full suite required")

@@ -1,0 +1,228 @@
+"""Process state a test leaves changed for the tests after it (``run.leaks``).
+
+The attack (red-team): a patch's code sets ``decimal.getcontext().prec = 4`` as it runs, or as
+its module is imported. The band's tests pass; a test the band left out, which never reaches
+the changed code, fails in the full suite because it runs after them in the same process.
+The check sees the leak the base did not have, promotes, and runs the whole suite. A leak the
+base had already, and a patch that leaks nothing, keep the small band.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentgate.run import leaks
+from agentgate.run.outcomes import changed, process_state
+from tests.support.git_repo import GitRepo, run_agentgate
+from tests.witness.recorded import patch, recorded_repo
+
+pytest_plugins = ["pytester"]
+
+MONEY = ("import decimal\n\n\n"
+         "def total(a, b):\n    return decimal.Decimal(a) + decimal.Decimal(b)\n")
+LEAKY_CALL = MONEY.replace("def total(a, b):\n",
+                           "def total(a, b):\n    decimal.getcontext().prec = 4\n")
+LEAKY_IMPORT = MONEY.replace("import decimal\n",
+                             "import decimal\n\ndecimal.getcontext().prec = 4\n")
+HARMLESS = MONEY.replace("decimal.Decimal(b)\n", "decimal.Decimal(b) + 0\n")
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/money.py": MONEY,
+    "app/report.py": "import decimal\n\n\n"
+                     "def third():\n    return str(decimal.Decimal(1) / decimal.Decimal(3))\n",
+    # File order: the money test runs first, and leaves the state the report test reads.
+    # At the base it already leaves an environment variable set: a leak the base has.
+    "tests/test_a_money.py": "import os\n\nfrom app.money import total\n\n\n"
+                             "def test_total():\n    os.environ['APP_SEEN'] = '1'\n"
+                             "    assert str(total('1.5', '2.25')) == '3.75'\n",
+    "tests/test_b_report.py": "from app.report import third\n\n\n"
+                              "def test_third():\n    assert third() == '0.' + '3' * 28\n",
+}
+MONEY_TEST = "tests/test_a_money.py::test_total"
+REPORT_TEST = "tests/test_b_report.py::test_third"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, FILES)
+
+
+def _check(repo: GitRepo, base: str) -> tuple[int, dict[str, Any]]:
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert done.returncode in (0, 1, 2), done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _codes(data: dict[str, Any]) -> list[str]:
+    return [r["code"] for r in data["reasons"]]
+
+
+@pytest.mark.parametrize("money", [LEAKY_CALL, LEAKY_IMPORT], ids=["in-a-call", "at-import"])
+def test_a_leak_the_base_did_not_have_runs_the_whole_suite(
+    recorded: tuple[GitRepo, str], money: str, request: pytest.FixtureRequest,
+) -> None:
+    repo, base = recorded
+    patch(repo, base, "leak-" + request.node.callspec.id, {"app/money.py": money})
+    code, data = _check(repo, base)
+    # The witness runs the money test alone; the leak sends the check to the whole suite,
+    # where the report test, which never reaches app/money.py, fails.
+    assert data["witness"]["skipped"] == [REPORT_TEST]
+    assert leaks.PROMOTE_CODE in _codes(data), data["reasons"]
+    assert code == 1
+    failed = [r for r in data["reasons"] if r["code"] == "tests-failed"]
+    assert failed and REPORT_TEST in failed[0]["detail"]
+    leak = next(r for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    assert "decimal.prec = 4" in leak["detail"]
+
+
+def test_a_patch_that_leaks_what_the_base_leaked_keeps_its_band(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, base = recorded
+    patch(repo, base, "harmless", {"app/money.py": HARMLESS})
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+    assert leaks.PROMOTE_CODE not in _codes(data)
+    assert data["witness"]["skipped"] == [REPORT_TEST]
+    assert [r["label"] for r in data["results"]["runs"]] == ["band"]
+
+
+def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo) -> None:
+    repo.files(FILES)
+    base = repo.commit("initial")
+    repo.write("app/money.py", LEAKY_CALL)
+    repo.commit("leak")
+    code, data = _check(repo, base)
+    assert leaks.PROMOTE_CODE in _codes(data)
+    assert "no witness says the base did" in next(
+        r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    assert code == 1
+
+
+def test_without_a_witness_a_patch_that_leaks_nothing_keeps_the_closure(repo: GitRepo) -> None:
+    files = {**FILES, "tests/test_a_money.py": FILES["tests/test_a_money.py"].replace(
+        "    os.environ['APP_SEEN'] = '1'\n", "")}
+    repo.files(files)
+    base = repo.commit("initial")
+    repo.write("app/money.py", HARMLESS)
+    repo.commit("harmless")
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+    assert leaks.PROMOTE_CODE not in _codes(data)
+    assert [r["label"] for r in data["results"]["runs"]] == ["band"]
+
+
+# --- the readings -----------------------------------------------------------------------------
+
+
+def test_the_readings_name_what_changed() -> None:
+    import decimal
+    import os
+
+    before = process_state()
+    old = decimal.getcontext().prec
+    os.environ["AGENTGATE_LEAK_PROBE"] = "x"
+    try:
+        decimal.getcontext().prec = old + 1
+        after = process_state()
+    finally:
+        decimal.getcontext().prec = old
+        del os.environ["AGENTGATE_LEAK_PROBE"]
+    assert changed(before, after) == {"decimal.prec": repr(old + 1),
+                                      "env:AGENTGATE_LEAK_PROBE": "x"}
+    assert changed(before, process_state()) == {}
+
+
+def test_the_base_leaks_are_matched_by_test_and_key() -> None:
+    head = {MONEY_TEST: {"env:APP_SEEN": "1", "decimal.prec": "4"},
+            leaks.COLLECTION: {"locale.LC_NUMERIC": "'de_DE'"}}
+    base = frozenset(leaks.entries({MONEY_TEST: {"env:APP_SEEN": "1"}}))
+    lines = leaks.new(head, base)
+    assert lines == ["collection leaves locale.LC_NUMERIC = 'de_DE' changed for the tests after it",
+                     f"{MONEY_TEST} leaves decimal.prec = 4 changed for the tests after it"]
+    assert leaks.new(head, frozenset(leaks.entries(head))) == []
+    assert len(leaks.new(head, None)) == 2
+
+
+# --- whose leak: the test's code, not a wider fixture's set-up ---------------------------------
+
+SCOPES = '''import os
+
+import pytest
+
+from app import configure
+
+
+@pytest.fixture(scope="session")
+def session_env():
+    os.environ["SESSION_WIDE"] = "1"  # the harness's, for every test after
+    yield
+
+
+@pytest.fixture
+def configured():
+    configure()  # code under test, called by the test's own fixture
+
+
+def test_uses_session(session_env):
+    pass
+
+
+def test_configured(configured):
+    pass
+
+
+def test_restores(monkeypatch):
+    monkeypatch.setenv("PUT_BACK", "1")
+
+
+def test_leaves_a_variable():
+    os.environ["LEFT_SET"] = "1"
+'''
+
+
+def test_a_leak_is_what_the_tests_own_code_left_changed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(app="import decimal\n\n\ndef configure():\n"
+                            "    decimal.getcontext().rounding = decimal.ROUND_DOWN\n")
+    pytester.makepyfile(test_scopes=SCOPES)
+    out = pytester.path / "outcomes.json"
+    result = pytester.runpytest_subprocess("-p", "agentgate.run.outcomes",
+                                           f"--agentgate-outcomes={out}")
+    assert result.ret == 0
+    data = json.loads(out.read_text())
+    assert data["leaks"] == {
+        "test_scopes.py::test_configured": {"decimal.rounding": "'ROUND_DOWN'"},
+        "test_scopes.py::test_leaves_a_variable": {"env:LEFT_SET": "1"},
+    }
+    assert data["collection_leaks"] == {}
+
+
+def test_an_incremental_witness_carries_only_the_carried_tests_leaks() -> None:
+    from agentgate.witness import depgraph as graph
+    from agentgate.witness.depgraph import TestEntry, Witness
+    from agentgate.witness.incremental import Basis
+
+    def entry(nodeid: str) -> TestEntry:
+        return TestEntry(nodeid, nodeid.split("::")[0], frozenset(), frozenset(), (), (),
+                         "passed", 0.0, "")
+
+    def witness(sha: str, tests: list[str], leaked: list[str]) -> Witness:
+        return Witness(sha, 0.0, "python", "", {}, {}, {t: entry(t) for t in tests},
+                       frozenset(tests), frozenset(), {graph.STATE_LEAKS: leaked})
+
+    carried, again = "tests/test_a.py::test_kept", "tests/test_b.py::test_rerun"
+    old = witness("w", [carried, again], [f"{carried}\tenv:A", f"{again}\tenv:B", "\tumask"])
+    fresh = witness("n", [again], [f"{again}\tenv:C"])
+    both = Basis(old, frozenset({carried}), frozenset()).combine(fresh, frozenset({carried, again}))
+    assert both.info[graph.STATE_LEAKS] == [f"{carried}\tenv:A", f"{again}\tenv:C"]
+    # A part that does not say makes the whole not say: every leak at head is then new.
+    silent = witness("n", [again], [])
+    del silent.info[graph.STATE_LEAKS]
+    combined = Basis(old, frozenset({carried}), frozenset()).combine(silent, frozenset({carried}))
+    assert graph.STATE_LEAKS not in combined.info
