@@ -127,6 +127,15 @@ def _shown(value: object) -> str:
     return repr(value)[:80]
 
 
+def _reading() -> dict[str, object]:
+    """``process_state``, never an error of the test's: a reading that fails is one value,
+    the same each time it fails the same way."""
+    try:
+        return process_state()
+    except Exception as exc:  # whatever the state holds
+        return {"process-state": f"unreadable ({type(exc).__name__})"}
+
+
 def changed(before: dict[str, object], after: dict[str, object]) -> dict[str, str]:
     """What differs between two readings: key -> the later value, as text (an environment
     variable is ``env:NAME``; one that went is ``<unset>``)."""
@@ -379,7 +388,7 @@ class Outcomes:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self._session_state = process_state()
+        self._session_state = _reading()
         config = session.config
         self.manager = config.pluginmanager
         self._root = os.path.join(os.path.realpath(config.rootpath), "")
@@ -504,22 +513,22 @@ class Outcomes:
         variable) is the harness's state, not a leak of the test that first asked for it."""
         if getattr(fixturedef, "scope", "function") == "function":
             return (yield)
-        before = process_state()
+        before = _reading()
         try:
             return (yield)
         finally:
-            self._harness.update(changed(before, process_state()))
+            self._harness.update(changed(before, _reading()))
 
     def _state(self, item: pytest.Item, when: str, *, done: bool) -> None:
         """Read the state before the setup, after the call and after the teardown
         (``process_state``): a key the test's setup (less a wider fixture's) or its call
         changed, and its teardown left changed from before the setup, is the test's leak."""
         if when == "setup" and not done:
-            self._states, self._touched, self._harness = [process_state()], set(), set()
+            self._states, self._touched, self._harness = [_reading()], set(), set()
             return
         if not self._states or not done or when == "setup":
             return
-        now = process_state()
+        now = _reading()
         if when == "call" or len(self._states) == 1:  # a setup that failed has no call
             self._touched.update(k for k in changed(self._states[0], now)
                                  if k not in self._harness)
@@ -568,7 +577,7 @@ class Outcomes:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
         if self._session_state:
-            self.collection_leaks = changed(self._session_state, process_state())
+            self.collection_leaks = changed(self._session_state, _reading())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
