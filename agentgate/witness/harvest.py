@@ -37,6 +37,10 @@ class Context:
     imports: list[str] = field(default_factory=list)  # import contexts started from here
     missing: set[str] = field(default_factory=set)  # where imports found no module
     reads: dict[str, set[str]] = field(default_factory=dict)  # module path -> names (watch)
+    # (kind, path as given) of the reads and listings already charged here: the same one
+    # again adds nothing and skips the walk up the stack (``Recorder.on_event``: Markdown's
+    # tests call ``entry_points()``, which stats every ``sys.path`` folder, per extension).
+    charged: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass

@@ -575,6 +575,11 @@ class Recorder:
             if not outside or self._origin(frame) == _REPO:
                 self.context.flags.setdefault(_WHY[kind], _describe(event, args))
             return
+        given = (kind, args[0]) if args and type(args[0]) is str else None
+        context = self.context
+        if given is not None and (given in context.charged or self._nothing_to_charge(
+                kind, given[1])):
+            return  # charged here already, or nothing to charge, whoever reads it now
         origin = self._origin(frame)
         if outside and origin == _LIB and self._for_the_repository(frame):
             origin = _REPO
@@ -591,17 +596,29 @@ class Recorder:
                 self.context.flags.setdefault(_WHY[_AT], _describe(event, args))
                 return
         if kind == _OPEN and _is_metadata(path):
-            self.context.opened.update(_PACKAGING)
+            context.opened.update(_PACKAGING)
+            if given is not None:
+                context.charged.add(given)
             return
         if kind == _DB:
             path = _database_file(path)
         rel = self.rel(path)
         target = self._linked(path)
-        found = self.context.listed if kind == _LIST else self.context.opened
+        found = context.listed if kind == _LIST else context.opened
         for name in {rel, target} - {None}:
             if name is not None and not name.endswith(".pyc") and not any(
                     p in f"/{name}/" for p in _SKIP_PARTS):
                 found.add(name)
+        if given is not None and kind in (_OPEN, _LIST) and rel is not None and (
+                os.path.isabs(given[1])):  # a relative path's meaning changes with the folder
+            context.charged.add(given)
+
+    def _nothing_to_charge(self, kind: str, path: str) -> bool:
+        """Whether a read or listing of this absolute path charges nothing whoever makes it:
+        outside the repository, no link into it, no installed metadata (``entry_points()``
+        stats every ``sys.path`` folder, for every call)."""
+        return (kind in (_OPEN, _LIST) and os.path.isabs(path) and self.rel(path) is None
+                and not _is_metadata(path) and self._linked(path) is None)
 
     def _linked(self, path: Any) -> str | None:
         """Where a path leads in the repository when it, or a folder on the way, is a
