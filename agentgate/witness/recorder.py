@@ -166,6 +166,8 @@ class Recorder:
         self._stack: list[tuple[str, str]] = [("c", "c")]  # (context, recorded label)
         self.import_files: dict[str, str | None] = {}
         self._found: dict[str, str] = {}  # module name -> the repository file a search found
+        # Module name -> the import context that loaded it (``again``).
+        self._loaded_by: dict[str, str] = {}
         self._imports = 0
         # Per thread (``_busy``): the recorder's own work in one thread must not hide what
         # another thread does meanwhile (a worker reading data files while the main thread
@@ -414,7 +416,24 @@ class Recorder:
             # see-through import whose flags are the library's business.
             path = self._found.get(name)
         self.import_files[ctx] = path
+        if module is not None:
+            self._loaded_by.setdefault(name, ctx)
         self.carriers.settle(ctx)  # what the module registered as it loaded stays
+
+    def again(self, name: str, module: Any) -> bool:
+        """An import of a module that is loaded already (``importlib.import_module`` always
+        asks the import system, even then): nothing of it runs, so instead of a new import
+        context (a tracer switch, a cache scan: Markdown imports its extensions by name for
+        every test) the context that loaded it counts as imported here, as a new one would
+        have counted for its file. False when the recorder did not see it load (pytest's
+        start-up loaded it) or it is still loading: the import is followed as any other."""
+        first = self._loaded_by.get(name)
+        if first is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return False
+        imports = self.context.imports
+        if first not in imports:
+            imports.append(first)
+        return True
 
     def thread_import(self, name: str, import_: Any) -> Any:
         """A first import in another thread than the tests' one. It cannot have a context of
@@ -1272,6 +1291,9 @@ def _find_and_load(name: str, import_: Any) -> Any:
         return _ORIGINAL_FIND_AND_LOAD(name, import_)
     if threading.get_ident() != recorder._thread:
         return recorder.thread_import(name, import_)
+    module = sys.modules.get(name)
+    if module is not None and recorder.again(name, module):
+        return _ORIGINAL_FIND_AND_LOAD(name, import_)
     ctx = recorder.begin_import(name)
     try:
         return _ORIGINAL_FIND_AND_LOAD(name, import_)
