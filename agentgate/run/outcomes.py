@@ -24,6 +24,7 @@ import fnmatch
 import json
 import os
 import sys
+import time
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
@@ -35,6 +36,9 @@ FORMAT = 1
 # file to show progress (agentgate.run.progress): {"collected": N} once collection is done,
 # then {"test": NODEID, "outcome": OUTCOME} as each test finishes (issue 13).
 PROGRESS_OPTION = "--agentgate-progress"
+# The state leaks alone, without the outcomes (``witness record``: the rest costs a recording
+# 0.4 s on Markdown's 1,081 tests).
+LEAKS_OPTION = "--agentgate-leaks"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -72,8 +76,6 @@ def process_state() -> dict[str, object]:
     digits = getattr(sys, "get_int_max_str_digits", None)
     if digits is not None:
         state["sys.int_max_str_digits"] = digits()
-    import time
-
     state["time.tzname"] = tuple(time.tzname)
     modules = sys.modules
     decimal = modules.get("decimal")
@@ -83,13 +85,13 @@ def process_state() -> dict[str, object]:
             for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
                 state[f"decimal.{name}"] = getattr(ctx, name)
             state["decimal.traps"] = dict(ctx.traps)
-    locale = modules.get("locale")
+    locale = modules.get("_locale") if "locale" in modules else None  # C: no wrapper frames
     if locale is not None:
-        for name in _LOCALE_CATEGORIES:
-            category = getattr(locale, name, None)
-            if category is not None:
-                with contextlib.suppress(Exception):  # left out, never the test's error
-                    state[f"locale.{name}"] = locale.setlocale(category, None)
+        with contextlib.suppress(Exception):  # left out, never the test's error
+            for name in _LOCALE_CATEGORIES:
+                category = getattr(locale, name, None)
+                if category is not None:
+                    state["locale." + name] = locale.setlocale(category, None)
     socket = modules.get("socket")
     if socket is not None:
         state["socket.defaulttimeout"] = socket.getdefaulttimeout()
@@ -100,11 +102,11 @@ def process_state() -> dict[str, object]:
         state["logging.disable"] = getattr(root.manager, "disable", None)
     signal = modules.get("_signal")  # ``signal.getsignal`` less its enum wrapping: 10x cheaper
     if signal is not None:
-        for name in _SIGNALS:
-            number = getattr(signal, name, None)
-            if number is not None:
-                with contextlib.suppress(Exception):  # left out, never the test's error
-                    state[f"signal.{name}"] = signal.getsignal(number)
+        with contextlib.suppress(Exception):
+            for name in _SIGNALS:
+                number = getattr(signal, name, None)
+                if number is not None:
+                    state["signal." + name] = signal.getsignal(number)
     request = modules.get("urllib.request")
     if request is not None:
         state["urllib.request.opener"] = getattr(request, "_opener", None)
@@ -172,6 +174,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="agentgate: write each test's raw and reported outcome to PATH (JSON)",
     )
     parser.getgroup("agentgate").addoption(
+        LEAKS_OPTION, dest="agentgate_leaks", default=None, metavar="PATH",
+        help="agentgate: write the process state each test left changed to PATH (JSON)",
+    )
+    parser.getgroup("agentgate").addoption(
         PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
         help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
@@ -180,11 +186,17 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("agentgate_outcomes")
     if path and hasattr(config, "workerinput"):  # an xdist worker: see WorkerOutcomes
-        config.pluginmanager.register(WorkerOutcomes(config), "agentgate-outcomes-worker")
+        worker = WorkerOutcomes(config)
+        config.pluginmanager.register(worker, "agentgate-outcomes-worker")
+        config.pluginmanager.register(worker.state, "agentgate-state-leaks")
     elif path:
         outcomes = Outcomes(str(path))
         config.stash[_KEY] = outcomes
         config.pluginmanager.register(outcomes, "agentgate-outcomes")
+        config.pluginmanager.register(outcomes.state, "agentgate-state-leaks")
+    leaks = config.getoption("agentgate_leaks")
+    if leaks and not path and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(LeaksFile(str(leaks)), "agentgate-state-leaks")
     feed = config.getoption("agentgate_progress")
     if feed and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Feed(str(feed)), "agentgate-progress")
@@ -375,20 +387,10 @@ class Outcomes:
         self._root = ""
         self._patterns: list[str] = []
         self._pins: dict[str, object] = {}
-        # Process state each test changed and left changed, by node id; what collection
-        # changed (``process_state``). Readings of the test now running: before its setup,
-        # before its call, and the keys its own code changed (``_touched``); keys a fixture of
-        # a wider scope changed in its setup are the harness's (``_harness``).
-        self.leaks: dict[str, dict[str, str]] = {}
-        self.collection_leaks: dict[str, str] = {}
-        self._session_state: dict[str, object] = {}
-        self._states: list[dict[str, object]] = []
-        self._touched: set[str] = set()
-        self._harness: set[str] = set()
+        self.state = StateLeaks()  # registered beside it (``pytest_configure``)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self._session_state = _reading()
         config = session.config
         self.manager = config.pluginmanager
         self._root = os.path.join(os.path.realpath(config.rootpath), "")
@@ -507,47 +509,12 @@ class Outcomes:
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         return (yield from self._phase(item, "teardown"))
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_fixture_setup(self, fixturedef: Any) -> Generator[None, None, object]:
-        """What a fixture of a wider scope than the test sets up (a session's environment
-        variable) is the harness's state, not a leak of the test that first asked for it."""
-        if getattr(fixturedef, "scope", "function") == "function":
-            return (yield)
-        before = _reading()
-        try:
-            return (yield)
-        finally:
-            self._harness.update(changed(before, _reading()))
-
-    def _state(self, item: pytest.Item, when: str, *, done: bool) -> None:
-        """Read the state before the setup, after the call and after the teardown
-        (``process_state``): a key the test's setup (less a wider fixture's) or its call
-        changed, and its teardown left changed from before the setup, is the test's leak."""
-        if when == "setup" and not done:
-            self._states, self._touched, self._harness = [_reading()], set(), set()
-            return
-        if not self._states or not done or when == "setup":
-            return
-        now = _reading()
-        if when == "call" or len(self._states) == 1:  # a setup that failed has no call
-            self._touched.update(k for k in changed(self._states[0], now)
-                                 if k not in self._harness)
-            self._states.append(now)
-        if when == "teardown":
-            left = {k: v for k, v in changed(self._states[0], now).items() if k in self._touched}
-            if left:
-                self.leaks[item.nodeid] = left
-            self._states = []
-
     def _phase(self, item: pytest.Item, when: str) -> Generator[None, None, None]:
         entry = self.tests.setdefault(item.nodeid, {})
         entry[when] = "started"
-        if when == "setup":
-            self._state(item, when, done=False)
         try:
             result = yield
         except BaseException as exc:
-            self._state(item, when, done=True)
             if when == "teardown":
                 self._check(item.nodeid)
             outcome = phase_outcome(exc)
@@ -559,7 +526,6 @@ class Outcomes:
             if by is not None:
                 entry["hidden_by"] = f"{when}: {outcome} by {by}"
             raise
-        self._state(item, when, done=True)
         if when == "teardown":
             self._check(item.nodeid)
         entry[when] = "passed"
@@ -576,8 +542,6 @@ class Outcomes:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
-        if self._session_state:
-            self.collection_leaks = changed(self._session_state, _reading())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
@@ -605,17 +569,16 @@ class Outcomes:
         self.altered += [str(a) for a in seen.get("altered", ()) if a not in self.altered]
         leaks = seen.get("leaks")
         if isinstance(leaks, dict):
-            self.leaks.update(leaks)
+            self.state.leaks.update(leaks)
         collection = seen.get("collection_leaks")
         if isinstance(collection, dict):
-            self.collection_leaks.update(collection)
+            self.state.collection_leaks.update(collection)
 
     def _write(self) -> None:
         data: dict[str, Any] = {
             "format": FORMAT, "finished": self.finished, "exitstatus": self.exitstatus,
             "collected": self.collected, "deselected": self.deselected, "tests": self.tests,
-            "altered": self.altered, "leaks": self.leaks,
-            "collection_leaks": self.collection_leaks,
+            "altered": self.altered, **self.state.data(),
         }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as out:
@@ -642,8 +605,98 @@ class WorkerOutcomes(Outcomes):
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_KEY] = {"tests": self.tests, "collected": self.collected,
                                   "deselected": self.deselected, "altered": self.altered,
-                                  "leaks": self.leaks,
-                                  "collection_leaks": self.collection_leaks}
+                                  **self.state.data()}
+
+
+class StateLeaks:
+    """The process state each test changed and left changed, by node id, and what collection
+    changed (``process_state``). Readings of the test now running: before its setup, after
+    its call; the keys its own code changed (``_touched``); keys a fixture of a wider scope
+    changed in its setup are the harness's (``_harness``). Its wrappers are the innermost
+    (``trylast``), inside pytest's own per-phase set-up."""
+
+    def __init__(self) -> None:
+        self.leaks: dict[str, dict[str, str]] = {}
+        self.collection_leaks: dict[str, str] = {}
+        self._session_state: dict[str, object] = {}
+        self._states: list[dict[str, object]] = []
+        self._touched: set[str] = set()
+        self._harness: set[str] = set()
+
+    def data(self) -> dict[str, Any]:
+        return {"leaks": self.leaks, "collection_leaks": self.collection_leaks}
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self) -> None:
+        self._session_state = _reading()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self) -> None:
+        if self._session_state:
+            self.collection_leaks = changed(self._session_state, _reading())
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        self._states, self._touched, self._harness = [_reading()], set(), set()
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            self._after(item, "call")
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            self._after(item, "teardown")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any) -> Generator[None, None, object]:
+        """What a fixture of a wider scope than the test sets up (a session's environment
+        variable) is the harness's state, not a leak of the test that first asked for it."""
+        if getattr(fixturedef, "scope", "function") == "function":
+            return (yield)
+        before = _reading()
+        try:
+            return (yield)
+        finally:
+            self._harness.update(changed(before, _reading()))
+
+    def _after(self, item: pytest.Item, when: str) -> None:
+        """After the call and after the teardown: a key the test's setup (less a wider
+        fixture's) or its call changed, and its teardown left changed from before the setup,
+        is the test's leak."""
+        if not self._states:
+            return
+        now = _reading()
+        if when == "call" or len(self._states) == 1:  # a setup that failed has no call
+            self._touched.update(k for k in changed(self._states[0], now)
+                                 if k not in self._harness)
+            self._states.append(now)
+        if when == "teardown":
+            left = {k: v for k, v in changed(self._states[0], now).items() if k in self._touched}
+            if left:
+                self.leaks[item.nodeid] = left
+            self._states = []
+
+
+class LeaksFile(StateLeaks):
+    """``--agentgate-leaks=PATH`` alone: the leaks written when the session ends."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        tmp = f"{self.path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump({"format": FORMAT, "finished": True, **self.data()}, out)
+        os.replace(tmp, self.path)
 
 
 class Feed:

@@ -43,6 +43,8 @@ _PROBE = (
     " try:\n  out[name] = importlib.util.find_spec(name) is not None\n"
     " except Exception: pass\n"
     "try:\n from agentgate.witness import harvest; out['raw'] = harvest.RAW_VERSION\n"
+    " spec = importlib.util.find_spec('agentgate.run.outcomes')\n"
+    " out['leaks'] = 'LEAKS_OPTION' in open(spec.origin, encoding='utf-8').read()\n"
     "except Exception: pass\n"
     "print(json.dumps(out))\n"
 )
@@ -60,7 +62,7 @@ class Carry(Protocol):
 
 CARRY_OPTION = "--agentgate-witness-carry"
 BOOT = "agentgate.witness.boot"
-OUTCOMES = "outcomes.json"  # beside the raw recording
+LEAKS = "leaks.json"  # beside the raw recording
 
 
 def record(
@@ -94,7 +96,7 @@ def record(
             raw = _read_raw(raw_path)
             witness = build(root, raw, sha=sha, tree=tree, python=python,
                             env=fingerprint.result())
-            state = _state_leaks(raw_path.with_name(OUTCOMES))
+            state = _state_leaks(raw_path.with_name(LEAKS))
             if state is not None:
                 witness.info[graph.STATE_LEAKS] = state
         witness.info[graph.WHOLE_SUITE] = whole
@@ -174,7 +176,9 @@ def _make_importable(python: str, env: dict[str, str], tree: Path, shim: Path) -
     if not found.get("pytest"):
         raise AgentgateError(f"{python} has no pytest; install the project's test dependencies")
     missing = []
-    if found.get("raw") != RAW_VERSION:
+    # An agentgate installed there that records the same format but reads no state leaks
+    # (``--agentgate-leaks`` would be an unknown option) is shadowed by this one too.
+    if found.get("raw") != RAW_VERSION or not found.get("leaks"):
         missing.append(Path(__file__).resolve().parents[1])  # the agentgate package
     if not found.get("coverage"):
         import coverage
@@ -195,11 +199,11 @@ def _run_suite(
 ) -> None:
     # ``boot`` starts recording before pytest is imported, then runs it as ``-m pytest``
     # would: what pytest's start-up runs of the repository is seen, not charged whole.
-    # The outcome plugin too: the process state each test leaves changed (``run.leaks``).
+    # The outcome plugin's state readings too: what each test leaves changed (``run.leaks``).
     cmd = [
         python, "-m", BOOT, "-p", "agentgate.witness", "--agentgate-witness",
         f"--agentgate-witness-out={raw_path}", "-p", "agentgate.run.outcomes",
-        f"--agentgate-outcomes={raw_path.with_name(OUTCOMES)}",
+        f"--agentgate-leaks={raw_path.with_name(LEAKS)}",
         f"--agentgate-witness-ambient={','.join(config.ambient)}",
         f"--rootdir={tree}", *pytest_args,
     ]
