@@ -321,7 +321,8 @@ def _run(
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))
-    elif _leaked(planned, report, result):
+    full: band.BandReport | None = None
+    if selection is not None and _leaked(planned, report, result):
         full = band.run_band(root, config, tree, dataclasses.replace(spec, selection=None),
                              frozen, display=display)
         result.reasons += checkrun_results.run_reasons(full, None)
@@ -335,8 +336,10 @@ def _run(
 
     found = base_contract.judge(root, planned.range, planned.selection, report, result,
                                 base_given=planned.base_given)
-    ran = BandRun(report, selection, tuple(checkrun_results.shadow_missed(report, selection)),
-                  shadow, seed, found)
+    # The report shows the whole suite when a leak sent the check there; the base oracle
+    # and the witness audit judged the band's own run above.
+    ran = BandRun(report if full is None else full, selection if full is None else None,
+                  tuple(checkrun_results.shadow_missed(report, selection)), shadow, seed, found)
     return ran, _audit(planned, report, result)
 
 

@@ -75,6 +75,7 @@ def test_a_leak_the_base_did_not_have_runs_the_whole_suite(
     assert data["witness"]["skipped"] == [REPORT_TEST]
     assert leaks.PROMOTE_CODE in _codes(data), data["reasons"]
     assert code == 1
+    assert data["results"]["scope"] == "full"  # the report shows the run that decided
     failed = [r for r in data["reasons"] if r["code"] == "tests-failed"]
     assert failed and REPORT_TEST in failed[0]["detail"]
     leak = next(r for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
