@@ -184,10 +184,10 @@ def _select(
         if name not in closure:
             continue
         if path in tests:
-            impact.offer(path, _chain_paths(graph, closure, name, impact.seeds))
+            impact.offer(path, _chain_paths(graph, closure, name, impact))
         elif path == CONFTEST or path.endswith("/" + CONFTEST):
             # A conftest importing changed code changes the fixtures of every test below it.
-            conftests.setdefault(path, _chain_paths(graph, closure, name, impact.seeds))
+            conftests.setdefault(path, _chain_paths(graph, closure, name, impact))
     ordered = sorted(tests)
     for conftest, chain in conftests.items():
         for test in _tests_under(ordered, posixpath.dirname(conftest)):
@@ -211,16 +211,25 @@ def _tests_under(ordered: list[str], folder: str) -> list[str]:
     return ordered[start:end]
 
 
+# The end of a chain at a file that escalated locally: it depends on every module it might
+# load, and some module changed (``plan --explain`` said "changed" of such a test file).
+EVERY_MODULE = "(every module: its imports cannot be read, see its escalation)"
+
+
 def _chain_paths(
-    graph: ImportGraph, closure: Mapping[str, str | None], name: str, seeds: Mapping[str, str]
+    graph: ImportGraph, closure: Mapping[str, str | None], name: str, impact: _Impact
 ) -> tuple[str, ...]:
     """A module chain as repo paths, ending with the changed file (which may be the seed's own
-    file, a deleted module's old path, or a package data file)."""
+    file, a deleted module's old path, or a package data file), or with ``EVERY_MODULE``
+    after a file that is a seed only by its own escalation."""
+    seeds = impact.seeds
     modules = graph.chain(name, closure)
     paths = [graph.modules.get(m, seeds.get(m, m)) for m in modules]
     changed = seeds.get(modules[-1]) if modules else None
     if changed is not None and (not paths or paths[-1] != changed):
         paths.append(changed)
+    if modules and modules[-1] in impact.escalated:
+        paths.append(EVERY_MODULE)
     return tuple(paths)
 
 
@@ -290,7 +299,7 @@ def _route(
     if path in impact.why:
         return impact.why[path]
     if module is not None:
-        return _chain_paths(graph, closure, module, impact.seeds)
+        return _chain_paths(graph, closure, module, impact)
     return (path,)
 
 
@@ -320,7 +329,7 @@ def _root_conftest(
         if path == CONFTEST and name in closure:
             if _uncertain_only(graph, impact, name):
                 return []
-            route = " -> ".join(_chain_paths(graph, closure, name, impact.seeds))
+            route = " -> ".join(_chain_paths(graph, closure, name, impact))
             return [_promote("root-conftest", f"root conftest.py imports changed code "
                              f"({route}); full suite required", CONFTEST)]
     return []

@@ -7,6 +7,7 @@ from pathlib import Path
 from agentgate.core.config import Config
 from agentgate.core.model import Change, Verdict
 from agentgate.graph.types import Escalation, ImportGraph
+from agentgate.plan import planner
 from agentgate.plan.markers import AddedMarker
 from agentgate.plan.planner import Plan, PlanInput, plan
 
@@ -322,9 +323,22 @@ def test_the_tests_that_reach_an_escalated_file_run_for_any_change() -> None:
     p = _escalated(M("app/pricing/rates.py"), imports=imports)
     # test_plugins reaches the file that may load anything; test_util reaches neither
     assert p.tests == ("tests/test_plugins.py", "tests/test_session.py", "tests/test_tax.py")
-    assert p.why["tests/test_plugins.py"] == ("tests/test_plugins.py", "app/plugins.py")
+    # The chain ends at the escalated file, which depends on every module: not "changed".
+    assert p.why["tests/test_plugins.py"] == ("tests/test_plugins.py", "app/plugins.py",
+                                              planner.EVERY_MODULE)
     assert [r.verdict for r in p.reasons] == [Verdict.SCOPED]
     assert "the 1 test file(s) that reach it run" in p.reasons[0].detail
+
+
+def test_a_test_file_that_escalates_is_explained_by_its_escalation_not_as_changed() -> None:
+    own = Escalation("tests/test_plugins.py", "dynamic-import", "importlib.import_module(n)")
+    p = run(M("app/util.py"), g=graph(modules=WITH_PLUGINS, imports=IMPORTS,
+                                      escalations=(own,)))
+    assert p.why["tests/test_plugins.py"] == ("tests/test_plugins.py", planner.EVERY_MODULE)
+    # The file itself changed: that is its reason, with nothing after it.
+    p = run(M("tests/test_plugins.py"), g=graph(modules=WITH_PLUGINS, imports=IMPORTS,
+                                                escalations=(own,)))
+    assert p.why["tests/test_plugins.py"] == ("tests/test_plugins.py",)
 
 
 def test_a_docs_only_change_reaches_no_escalation() -> None:
