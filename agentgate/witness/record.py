@@ -215,10 +215,22 @@ def _run_suite(
     sharded = any(a.startswith(("--agentgate-witness-shard=", CARRY_OPTION))
                   for a in pytest_args)
     if done.returncode not in ((0, 1, 5) if sharded else (0, 1)) or not raw_path.is_file():
-        raise AgentgateError(
-            f"pytest exited {done.returncode} while recording (see its output above); "
-            "fix the suite's collection or configuration and record again"
-        )
+        raise AgentgateError(_failed_recording(done.returncode, raw_path.is_file()))
+
+
+def _failed_recording(code: int, wrote: bool) -> str:
+    """Whose failure a recording that did not finish is: the suite's (its collection or
+    configuration: exit 2, 4), or possibly the recorder's (an internal error, or a session
+    that ended well without the recording): not always the suite's to fix."""
+    if code in (0, 1, 5) and not wrote:
+        return (f"pytest exited {code} but agentgate's recorder wrote no recording: that is "
+                "a bug in agentgate; report it with pytest's output above")
+    if code == 3:
+        return ("pytest stopped with an internal error while recording (see its output "
+                "above): a traceback through agentgate/witness/ is a bug in agentgate's "
+                "recorder to report; any other, fix it in the suite and record again")
+    return (f"pytest exited {code} while recording (see its output above); fix the suite's "
+            "collection or configuration and record again")
 
 
 def _run_watched(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path,

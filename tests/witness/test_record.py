@@ -196,3 +196,22 @@ def test_plain_pytest_with_the_flag_stores_for_a_clean_head(app_repo: GitRepo) -
     dirty = subprocess.run(cmd, cwd=app_repo.path, capture_output=True, text=True)
     assert "not stored: the work tree differs from HEAD" in dirty.stdout
     assert [e.sha for e in Store.for_repo(app_repo.path).entries()] == [sha]
+
+
+@pytest.mark.parametrize(("conftest", "says"), [
+    # A hook of the suite's own that raises: pytest's internal error, which may be the
+    # recorder's (a traceback through agentgate/witness/) or the suite's.
+    ("def pytest_collection_modifyitems(items):\n    raise RuntimeError('boom')\n",
+     "internal error while recording"),
+    # A conftest that does not import: the suite's to fix.
+    ("import not_a_module_anywhere\n", "fix the suite's collection or configuration"),
+], ids=["internal-error", "conftest-error"])
+def test_a_recording_that_does_not_finish_says_whose_failure_it_may_be(
+    repo: GitRepo, conftest: str, says: str,
+) -> None:
+    repo.files({**_IGNORE, "conftest.py": conftest,
+                "tests/test_one.py": "def test_one():\n    assert True\n"})
+    repo.commit("a suite")
+    done = run_agentgate("witness", "record", cwd=repo.path)
+    assert done.returncode != 0
+    assert says in done.stderr, done.stderr[-2000:]
