@@ -100,10 +100,12 @@ class Watcher:
         self._kind = kind
         self._report = report
         self._kinds: dict[Any, int] = {}
-        self.paths: dict[int, str] = {}  # id(module) -> its repository path
-        # id(module) -> the files of the packages a module imported under another name than
+        # Keyed by the module itself, which hashes by identity: ``id()`` raises an audit event,
+        # and every read of a watched module looks its path up here.
+        self.paths: dict[Any, str] = {}  # module -> its repository path
+        # module -> the files of the packages a module imported under another name than
         # its file's own needs (``tlz.curried.operator``): a read of it is a use of them.
-        self.parents: dict[int, tuple[str, ...]] = {}
+        self.parents: dict[Any, tuple[str, ...]] = {}
         self._held: list[Any] = []  # the watched modules, so an id is never reused
         self.unwatched: set[str] = set()
         # Per thread: classifying a read in one thread must not hide another thread's reads.
@@ -136,15 +138,15 @@ class Watcher:
                 self.unwatched.add(path)
                 return
             self._held.append(module)
-        self.paths[id(module)] = path
+        self.paths[module] = path
         if parents:
-            self.parents[id(module)] = parents
+            self.parents[module] = parents
 
     def still_watched(self) -> None:
         """A watched module that set a class of its own since is unwatched from then on."""
         for module in self._held:
             if type(module) is not Watched:
-                self.unwatched.add(self.paths[id(module)])
+                self.unwatched.add(self.paths[module])
 
     def read(self, module: Any, name: str, frame: Any, key: Any) -> None:
         if name in IMPORT_SET:
@@ -153,13 +155,13 @@ class Watcher:
         local = self._local
         if getattr(local, "busy", False):
             return
-        path = self.paths.get(id(module))
+        path = self.paths.get(module)
         if path is None:
             return
         local.busy = True  # what classifying reads is not the repository's doing
         try:
             counted = self._counts(frame)
-            kind = self._kinds.get(frame.f_code, THROUGH)
+            kind = self._kinds.get(key[2], THROUGH)  # the reader's code: no second audit event
             if counted:
                 self._report(path, name)
                 _CHARGED.add((module, name))
@@ -168,7 +170,7 @@ class Watcher:
             # A copy's packages (where the import found it) count for any reader but the
             # tooling: module-level code too, which ``rebind`` follows only by name.
             if counted or kind == REPO_TOP:
-                for parent in self.parents.get(id(module), ()):
+                for parent in self.parents.get(module, ()):
                     self._report(parent, "__path__")
         finally:
             local.busy = False
