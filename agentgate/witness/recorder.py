@@ -189,6 +189,10 @@ class Recorder:
         self._current = "c"
         self._fixtures_now: set[str] = set()
         self._skip_callers = harvest.tool_dirs()
+        # Frames that are the tooling's (``_origin``), or not the repository's code for sure
+        # (``_for_the_repository``): built once, walked for every event.
+        self._tool_prefixes = ("<frozen ", *self._skip_callers)
+        self._not_code_prefixes = ("<", *self._skip_callers)
         self.started_at = time.time()
         self.session_ambient: dict[str, str | None] = {}
         self.preloaded: set[str] = set()
@@ -795,7 +799,7 @@ class Recorder:
             if frame is None:
                 return False
             name = frame.f_code.co_filename
-            if not name.startswith(("<", *self._skip_callers)) and self.rel(name) is not None:
+            if not name.startswith(self._not_code_prefixes) and self.rel(name) is not None:
                 return True
             frame = frame.f_back
         return True  # deeper than that: it may be the repository's
@@ -805,13 +809,14 @@ class Recorder:
         for _ in range(80):
             if frame is None:
                 break
-            name = frame.f_code.co_filename
-            if _loader_read(frame) or name in _FROZEN_PATH_MODULES:
+            code = frame.f_code  # once: each read of it is an audit event
+            name = code.co_filename
+            if name in _FROZEN_PATH_MODULES or _loader_read(frame, code):
                 # A loader's data read for its caller (pkgutil.get_data); os.path's and os's
                 # own frames (os.walk, os.path.exists), standard library that is frozen.
                 frame = frame.f_back
                 continue
-            if name.startswith(("<frozen ", *self._skip_callers)):
+            if name.startswith(self._tool_prefixes):
                 return _TOOL
             if "site-packages" in name or "dist-packages" in name:
                 return _LIB
@@ -1249,11 +1254,10 @@ def _scandir(*args: Any, **kwargs: Any) -> Any:
     return _Scan(scan)
 
 
-def _loader_read(frame: Any) -> bool:
-    """Whether a frame is an import loader's ``get_data`` called for something else than
-    the import system's ``get_code`` (``pkgutil.get_data`` reads a package's data file
-    through it): the read is its caller's, not the import system's."""
-    code = frame.f_code
+def _loader_read(frame: Any, code: Any) -> bool:
+    """Whether a frame (running ``code``) is an import loader's ``get_data`` called for
+    something else than the import system's ``get_code`` (``pkgutil.get_data`` reads a
+    package's data file through it): the read is its caller's, not the import system's."""
     if code.co_name != "get_data" or not code.co_filename.startswith("<frozen "):
         return False
     caller = frame.f_back

@@ -160,7 +160,7 @@ class Watcher:
             return
         local.busy = True  # what classifying reads is not the repository's doing
         try:
-            counted = self._counts(frame)
+            counted = self._counts(frame, key[2])
             kind = self._kinds.get(key[2], THROUGH)  # the reader's code: no second audit event
             if counted:
                 self._report(path, name)
@@ -175,12 +175,15 @@ class Watcher:
         finally:
             local.busy = False
 
-    def _counts(self, frame: Any) -> bool:
+    def _counts(self, frame: Any, code: Any) -> bool:
+        """Whether the read counts, from the reading frame (running ``code``) up: each
+        ``frame.f_code`` is an audit event, so the reader's code is passed in."""
         immediate = True
         for _ in range(64):
             if frame is None:
                 break
-            code = frame.f_code
+            if not immediate:
+                code = frame.f_code
             kind = self._kinds.get(code)
             if kind is None:
                 kind = self._kinds[code] = self._classify(code)
