@@ -28,6 +28,9 @@ def start() -> None:
     if not folder or not root or not os.path.isdir(folder) or recorder.active() is not None:
         return
     rec = recorder.Recorder(root=root, child_folder=folder)
+    # Block layouts shared with the recording's other children; not an importable name (the
+    # folder is on their ``sys.path``).
+    units.LAYOUTS[0] = os.path.join(folder, "agentgate-layouts")
     rec.on_trace = lambda: _keep_tracing(rec)
     try:
         rec.start(lazy=True)

@@ -243,7 +243,7 @@ def preloaded_blocks(rec: Recording) -> dict[str, list[str]]:
     for rel in sorted(rec.preloaded):
         # Installed code inside the tree (a .venv) is the environment's, not the repository's.
         if rel.endswith(".py") and not any(part in f"/{rel}" for part in units.OMIT):
-            layout = units.parsed(os.path.join(rec.root, *rel.split("/")))[1]
+            layout = units.layout_of(os.path.join(rec.root, *rel.split("/")))
             names = [b.name for b in layout.blocks] if layout else [blocks.WHOLE]
             found[rel] = [blocks.MODULE, *sorted(set(names))]
     return found

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import dis
+import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -76,7 +78,7 @@ class _LineBlocks:
     end of its last block (every line after it is module code)."""
 
     def __init__(self, path: str) -> None:
-        self.layout = parsed(path)[1]
+        self.layout = layout_of(path)
         last = self.layout.blocks[-1].end if self.layout and self.layout.blocks else 0
         self.table = [self.layout.block_at(n) for n in range(last + 1)] if self.layout else []
 
@@ -120,7 +122,7 @@ def _units_from_bits(rec: Traced, data: Any) -> Units | None:
     for path, ctx, numbits in rows:
         if path not in files:
             rel = rec.rel(path)
-            files[path] = None if rel is None else _ByteBlocks(rel, parsed(path)[1])
+            files[path] = None if rel is None else _ByteBlocks(rel, layout_of(path))
         where = files[path]
         names = where.of(numbits) if where is not None else set()
         if where is not None and names:
@@ -161,7 +163,7 @@ def _units_from_contexts(rec: Traced, data: Any) -> Units:
         rel = rec.rel(measured)
         if rel is None:
             continue
-        layout = parsed(measured)[1]
+        layout = layout_of(measured)
         for line, contexts in data.contexts_by_lineno(measured).items():
             name = layout.block_at(line) if layout else blocks.MODULE
             for ctx in contexts:
@@ -208,7 +210,7 @@ def _measured(rec: Traced, name: str) -> tuple[str, blocks.FileBlocks | None] | 
     rel = rec.rel(full)
     if rel is None or any(part in full.replace(os.sep, "/") for part in OMIT):
         return None
-    return rel, parsed(full)[1]
+    return rel, layout_of(full)
 
 
 def _block(layout: blocks.FileBlocks | None, code: CodeType) -> str:
@@ -247,6 +249,50 @@ def parsed(path: str) -> tuple[ast.Module | None, blocks.FileBlocks | None]:
             tree = layout = None
         _PARSED[path] = (tree, layout)
     return _PARSED[path]
+
+
+# A folder the children of one recording share (``child.start``): each file's block layout,
+# parsed by the first child that ran it and read back by the others, by the hash of its
+# bytes. pyflakes' integration tests start a Python child per test, and each parsed
+# checker.py (2,200 lines) again for its blocks. None in the recording process itself.
+LAYOUTS: list[str | None] = [None]
+
+
+def layout_of(path: str) -> blocks.FileBlocks | None:
+    """A file's block layout (``parsed``); in a child, shared with the recording's other
+    children through ``LAYOUTS``."""
+    folder = LAYOUTS[0]
+    if folder is None or path in _PARSED:
+        return parsed(path)[1]
+    source = _read(path)
+    if source is None:
+        return parsed(path)[1]
+    stored = os.path.join(folder, hashlib.sha256(source).hexdigest() + ".json")
+    try:
+        with open(stored, encoding="utf-8") as fh:
+            layout = _layout_from(json.load(fh))
+        _PARSED[path] = (None, layout)
+        return layout
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    layout = parsed(path)[1]
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{stored}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(None if layout is None else [[b.name, b.start, b.end, b.checksum,
+                                                    b.shown] for b in layout.blocks], fh)
+        os.replace(tmp, stored)
+    except OSError:
+        pass
+    return layout
+
+
+def _layout_from(data: Any) -> blocks.FileBlocks | None:
+    if data is None:
+        return None
+    found = tuple(blocks.Block(str(n), int(a), int(b), str(c), str(d)) for n, a, b, c, d in data)
+    return blocks.FileBlocks(found, "", tuple(b.start for b in found))
 
 
 def _read(path: str) -> bytes | None:
