@@ -323,7 +323,10 @@ def _run(
         result.notes.append(checkrun_results.promotion_note(report))
     full: band.BandReport | None = None
     if selection is not None and _leaked(planned, report, result):
-        full = band.run_band(root, config, tree, dataclasses.replace(spec, selection=None),
+        # In one process, whatever the band's workers: the leak reaches the tests after it
+        # only where they share its process (xdist would spread them over workers).
+        full = band.run_band(root, config, tree,
+                             dataclasses.replace(spec, selection=None, workers=0),
                              frozen, display=display)
         result.reasons += checkrun_results.run_reasons(full, None)
         result.satisfied = frozenset({Verdict.PROMOTE})

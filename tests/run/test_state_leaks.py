@@ -53,8 +53,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
     yield from recorded_repo(tmp_path_factory, FILES)
 
 
-def _check(repo: GitRepo, base: str) -> tuple[int, dict[str, Any]]:
-    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+def _check(repo: GitRepo, base: str, *args: str) -> tuple[int, dict[str, Any]]:
+    done = run_agentgate("check", "--base", base, "--format", "json", *args, cwd=repo.path)
     assert done.returncode in (0, 1, 2), done.stdout + done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -94,12 +94,15 @@ def test_a_patch_that_leaks_what_the_base_leaked_keeps_its_band(
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
-def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo, workers: str) -> None:
     repo.files(FILES)
     base = repo.commit("initial")
     repo.write("app/money.py", LEAKY_CALL)
     repo.commit("leak")
-    code, data = _check(repo, base)
+    # With xdist workers too: the whole suite runs in one process, where the leak reaches
+    # the tests after it (spread over two workers, the report test passed).
+    code, data = _check(repo, base, "--workers", workers)
     assert leaks.PROMOTE_CODE in _codes(data)
     assert "no witness says the base did" in next(
         r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
