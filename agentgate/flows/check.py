@@ -322,7 +322,7 @@ def _run(
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))
     full: band.BandReport | None = None
-    if selection is not None and _leaked(planned, report, result):
+    if selection is not None and _leaked(root, planned, report, result):
         # In one process, whatever the band's workers: the leak reaches the tests after it
         # only where they share its process (xdist would spread them over workers).
         full = band.run_band(root, config, tree,
@@ -346,23 +346,58 @@ def _run(
     return ran, _audit(planned, report, result)
 
 
-def _leaked(planned: Planned, report: band.BandReport, result: CheckResult) -> bool:
+def _leaked(root: Path, planned: Planned, report: band.BandReport, result: CheckResult) -> bool:
     """Whether a test of the band, or its collection, left process state changed that it
-    did not at the base (``run.leaks``): the tests the band left out would see it in the
-    full suite, so the promotion is recorded and the whole suite runs. A shadow run already
-    ran the whole suite in its order."""
+    did not at the base (``run.leaks``; the witness says, else a run at the base): the tests
+    the band left out would see it in the full suite, so the promotion is recorded and the
+    whole suite runs. A shadow run already ran the whole suite in its order."""
     from agentgate.run import leaks
 
     if report.run("shadow") is not None:
         return False
+    found = leaks.found(report.seen.values())
+    if not found:
+        return False
     base = planned.witness.state_leaks if planned.witness is not None else None
-    lines = leaks.new(leaks.found(report.seen.values()), base)
+    source = "the witness" if base is not None else None
+    if base is None and planned.base_given:
+        base = _base_leaks(root, planned, found)
+        source = "a run of those test files at the base" if base is not None else None
+    lines = leaks.new(found, base)
     if not lines:
         return False
     result.reasons.append(Reason(leaks.PROMOTE_CODE, Verdict.PROMOTE,
-                                 leaks.reason_detail(lines, witnessed=base is not None),
+                                 leaks.reason_detail(lines, source=source),
                                  path=_leak_path(lines[0])))
     return True
+
+
+def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> frozenset[str] | None:
+    """Without a witness: what the leaking tests' files leave changed at the merge-base, run
+    there (a test file the patch did not change that leaked there already keeps the small
+    band: boltons' tbutils test sets ``sys.excepthook``); None when that run cannot say.
+    Collection alone leaking runs the band's own selection there."""
+    from agentgate.core.errors import AgentgateError
+    from agentgate.run import band, leaks
+
+    files = sorted({n.split("::", 1)[0] for n in found if n != leaks.COLLECTION})
+    if not files:
+        files = sorted({s.split("::", 1)[0] for s in planned.selection or ()})
+    at_base = set(gitio.ls_tree(root,
+                                planned.range.merge_base, tuple(files)))
+    chosen = tuple(f for f in files if f in at_base)
+    if not chosen:
+        return None
+    config = planned.range.config
+    try:
+        with band.clean_tree(root, planned.range.merge_base, config) as tree:
+            ran = band.run_band(root, config, tree, band.BandSpec(chosen, workers=0))
+    except AgentgateError:
+        return None
+    seen = [d for d in ran.seen.values() if d is not None]
+    if not seen or not all(d.get("finished") for d in seen):
+        return None
+    return frozenset(leaks.entries(leaks.found(seen)))
 
 
 def _leak_path(line: str) -> str | None:

@@ -11,10 +11,12 @@ it: the tests that fail never ran the changed code.
 The outcome plugin reads that state around each test and around collection
 (``outcomes.process_state``); what a test's own setup or call changed and its teardown left
 changed is its leak. The witness keeps the leaks it saw at the base (``depgraph.STATE_LEAKS``).
-A leak at head the base did not have -- a key a test, or collection, did not leave changed
-there, or any leak when the witness does not say -- means the band cannot stand for the
-tests it left out: the check promotes and runs the whole suite (``flows.check``). Only keys
-are compared, not values: a temporary folder's name differs on every run.
+Without a witness, the leaking tests' files are run at the merge-base to see what they
+leave changed there (``flows.check._base_leaks``). A leak at head the base did not have -- a
+key a test, or collection, did not leave changed there, or any leak when nothing can say --
+means the band cannot stand for the tests it left out: the check promotes and runs the whole
+suite, in one process (``flows.check``). Only keys are compared, not values: a temporary
+folder's name differs on every run.
 """
 
 from __future__ import annotations
@@ -65,9 +67,11 @@ def new(leaks: Mapping[str, Mapping[str, str]], base: frozenset[str] | None) -> 
     return lines
 
 
-def reason_detail(lines: list[str], *, witnessed: bool) -> str:
-    """The promotion's one line: the first leak, how many, and why the whole suite runs."""
-    base = "which it did not at the base" if witnessed else "and no witness says the base did"
+def reason_detail(lines: list[str], *, source: str | None) -> str:
+    """The promotion's one line: the first leak, how many, and why the whole suite runs;
+    ``source``: what said what the base leaves changed (None: nothing could)."""
+    base = (f"which it did not at the base ({source})" if source is not None
+            else "and nothing says the base did")
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
     return (f"{lines[0]}{more}, {base}: tests the band left out run after it in the full "
             "suite and see that state; full suite required")

@@ -55,6 +55,31 @@ _VOLATILE_ENV = frozenset({b"PYTEST_CURRENT_TEST", "PYTEST_CURRENT_TEST"})
 _LOCALE_CATEGORIES = ("LC_CTYPE", "LC_COLLATE", "LC_TIME", "LC_MONETARY", "LC_NUMERIC",
                       "LC_MESSAGES")
 _SIGNALS = ("SIGINT", "SIGTERM", "SIGALRM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGPIPE")
+# The standard library's functions and classes that code patches in place of the real ones
+# (``time.time = lambda: 0``, ``json.dumps = ...``, ``datetime.datetime = Frozen``): one
+# left replaced changes them for every later test. Read by identity, only in modules
+# already imported; pytest's ``monkeypatch`` and freezegun's context managers put them back.
+_PATCHABLE = (
+    ("builtins", ("open", "print", "input", "sorted", "round", "isinstance")),
+    ("os", ("getcwd", "getenv", "listdir", "remove", "rename", "urandom", "walk", "stat")),
+    ("os.path", ("exists", "isfile", "isdir", "join", "expanduser", "getmtime", "abspath")),
+    ("time", ("time", "sleep", "monotonic", "perf_counter", "localtime", "gmtime",
+              "strftime", "time_ns")),
+    ("datetime", ("datetime", "date", "timedelta", "timezone")),
+    ("random", ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
+                "uniform", "seed", "getrandbits")),
+    ("json", ("dumps", "loads", "dump", "load", "JSONEncoder", "JSONDecoder")),
+    ("subprocess", ("run", "Popen", "call", "check_call", "check_output")),
+    ("socket", ("socket", "create_connection", "getaddrinfo", "gethostname")),
+    ("uuid", ("uuid1", "uuid4")),
+    ("shutil", ("rmtree", "copy", "copyfile", "move", "which")),
+    ("tempfile", ("mkdtemp", "mkstemp", "gettempdir")),
+    ("decimal", ("Decimal", "getcontext", "localcontext")),
+    ("math", ("floor", "ceil", "isclose", "sqrt")),
+    ("sys", ("exit", "excepthook", "displayhook")),
+)
+_PATCH_KEYS = tuple((name, tuple((f"{name}.{a}", a) for a in attributes))
+                    for name, attributes in _PATCHABLE)
 
 
 def process_state() -> dict[str, object]:
@@ -111,6 +136,13 @@ def process_state() -> dict[str, object]:
     request = modules.get("urllib.request")
     if request is not None:
         state["urllib.request.opener"] = getattr(request, "_opener", None)
+    for name, keys in _PATCH_KEYS:
+        module = modules.get(name)
+        if module is not None:
+            namespace = getattr(module, "__dict__", None)
+            if type(namespace) is dict:  # a module's own: no attribute hook runs
+                for key, attribute in keys:
+                    state[key] = namespace.get(attribute)
     numpy = modules.get("numpy")
     if numpy is not None:
         with contextlib.suppress(Exception):  # left out, never the test's error

@@ -104,9 +104,23 @@ def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo, workers: s
     # the tests after it (spread over two workers, the report test passed).
     code, data = _check(repo, base, "--workers", workers)
     assert leaks.PROMOTE_CODE in _codes(data)
-    assert "no witness says the base did" in next(
-        r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    # The money test's file, run at the base, left only APP_SEEN changed there.
+    detail = next(r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    assert "decimal.prec = 4" in detail and "a run of those test files at the base" in detail
+    assert "APP_SEEN" not in detail
     assert code == 1
+
+
+def test_without_a_witness_a_leak_the_base_had_keeps_the_closure(repo: GitRepo) -> None:
+    repo.files(FILES)  # the money test leaves APP_SEEN set, at the base as at head
+    base = repo.commit("initial")
+    repo.write("app/money.py", HARMLESS)
+    repo.commit("harmless")
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+    assert leaks.PROMOTE_CODE not in _codes(data)
+    assert [r["label"] for r in data["results"]["runs"]] == ["band"]
+    assert data["tests"] == ["tests/test_a_money.py"]
 
 
 def test_without_a_witness_a_patch_that_leaks_nothing_keeps_the_closure(repo: GitRepo) -> None:
@@ -141,6 +155,24 @@ def test_the_readings_name_what_changed() -> None:
     assert changed(before, after) == {"decimal.prec": repr(old + 1),
                                       "env:AGENTGATE_LEAK_PROBE": "x"}
     assert changed(before, process_state()) == {}
+
+
+def test_a_library_function_left_replaced_is_a_leak(pytester: pytest.Pytester) -> None:
+    # Code under test that patches the standard library in place and never puts it back
+    # (the same attack through ``json.dumps``), next to a test that restores what it patched.
+    pytester.makepyfile(app="import json\n\n\ndef compact():\n"
+                            "    json.dumps = lambda value, **kw: 'x'\n")
+    pytester.makepyfile(test_patch="import json\n\nimport app\n\n\n"
+                        "def test_compact():\n    app.compact()\n\n\n"
+                        "def test_restores(monkeypatch):\n"
+                        "    monkeypatch.setattr(json, 'loads', lambda text: 0)\n")
+    out = pytester.path / "leaks.json"
+    result = pytester.runpytest_subprocess("-p", "agentgate.run.outcomes",
+                                           f"--agentgate-leaks={out}")
+    assert result.ret == 0
+    data = json.loads(out.read_text())
+    assert list(data["leaks"]) == ["test_patch.py::test_compact"]
+    assert list(data["leaks"]["test_patch.py::test_compact"]) == ["json.dumps"]
 
 
 def test_the_base_leaks_are_matched_by_test_and_key() -> None:
