@@ -383,8 +383,7 @@ def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> froze
     files = sorted({n.split("::", 1)[0] for n in found if n != leaks.COLLECTION})
     if not files:
         files = sorted({s.split("::", 1)[0] for s in planned.selection or ()})
-    at_base = set(gitio.ls_tree(root,
-                                planned.range.merge_base, tuple(files)))
+    at_base = set(gitio.ls_tree(root, planned.range.merge_base, tuple(files)))
     chosen = tuple(f for f in files if f in at_base)
     if not chosen:
         return None
