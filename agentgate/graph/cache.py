@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 12  # bump whenever raw records or the layouts change meaning (12: reached by name)
+VERSION = 13  # bump whenever raw records or the layouts change meaning (13: "pkg." prefixes)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

@@ -181,8 +181,8 @@ def _narrowed(call: ast.Call, kind: str, names: _Bindings) -> tuple[str, str] | 
     if kind == "__import__" and _arg(call, 4, "level") is not None:
         return None
     prefix = prefix_of(name_expr, names.constants)
-    if not prefix or prefix.startswith(".") or "." not in prefix.rstrip("."):
-        return None  # relative, or no complete top-level package: it may load anything
+    if not prefix or prefix.startswith(".") or "." not in prefix:
+        return None  # relative, or no complete top-level package ("app" + x): anything
     detail = (f"{_label(kind)}({ast.unparse(name_expr)[:40]}) with a computed name under "
               f"{prefix!r} at line {call.lineno}")
     return f"{prefix.rstrip('.')}:**", detail

@@ -348,6 +348,39 @@ def test_a_module_added_under_the_prefix_reaches_the_loader(chain: GitRepo) -> N
     assert plan_json(chain)["tests"] == ["tests/test_loader.py"]
 
 
+TOP_LOADER = {
+    "plugins/__init__.py": "",
+    "plugins/greet.py": "def run():\n    return 'hi'\n",
+    "tools/__init__.py": "",
+    "tools/runner.py": "import importlib\n\n\ndef run(name):\n"
+    "    return importlib.import_module('plugins.' + name).run()\n",
+    "tests/test_runner.py": "from tools.runner import run\n\n\n"
+    "def test_run():\n    assert run('greet') == 'hi'\n",
+}
+
+
+def test_a_prefix_of_one_top_level_package_depends_on_that_package(chain: GitRepo) -> None:
+    # "plugins." + name loads a module of the package plugins: a change elsewhere does not
+    # reach the runner (it did: only a prefix with two parts was narrowed).
+    commit(chain, TOP_LOADER, "loader")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    assert plan_json(chain)["tests"] == ["tests/test_util.py"]
+    commit(chain, {"plugins/greet.py": "def run():\n    return 'hello'\n"})
+    assert "tests/test_runner.py" in plan_json(chain)["tests"]
+
+
+def test_a_prefix_without_a_whole_package_name_still_depends_on_everything(
+    chain: GitRepo,
+) -> None:
+    # "plug" + name may be "plugins.greet" or "pluggy": anything at all.
+    commit(chain, {**TOP_LOADER, "tools/runner.py": TOP_LOADER["tools/runner.py"].replace(
+        "'plugins.' + name", "'plug' + name")}, "loader")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    assert "tests/test_runner.py" in plan_json(chain)["tests"]
+
+
 def test_a_data_file_read_at_run_time_selects_the_tests(chain: GitRepo) -> None:
     commit(chain, {"rates/vat.json": '{"rate": 0.2}\n',
                    "app/pricing/rates.py": "import json\nimport pathlib\n\n"

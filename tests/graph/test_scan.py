@@ -143,7 +143,8 @@ def test_dunder_import_literal_with_fromlist_and_level() -> None:
     ("source", "fragment"),
     [
         ("import importlib\nimportlib.import_module(name)\n", "computed name at line 3"),
-        ("import importlib\nimportlib.import_module(f'app.{x}')\n", "computed name"),
+        # No whole package name before the computed part: it may be "apple" or "app.x".
+        ("import importlib\nimportlib.import_module(f'app{x}')\n", "computed name"),
         ("__import__(name)\n", "__import__(name) with a computed name at line 2"),
         ("__import__('a', fromlist=names)\n", "computed fromlist"),
         ("import importlib\nimportlib.import_module('.x', pkg)\n", "computed package"),
@@ -163,6 +164,15 @@ def test_computed_dynamic_import_escalates(source: str, fragment: str) -> None:
     assert [code for code, _ in scan.escalations] == ["dynamic-import"]
     assert fragment in scan.escalations[0][1]
     assert "app.kept" in scan.imports  # an escalation never empties the import set
+
+
+@pytest.mark.parametrize(("call", "package"), [
+    ("f'app.{x}'", "app"), ("'app.' + x", "app"), ("'app.formats.' + x", "app.formats"),
+])
+def test_a_computed_name_under_a_whole_package_is_that_package(call: str, package: str) -> None:
+    scan = scan_sources({"k": f"import importlib\nimportlib.import_module({call})\n".encode()})
+    [(code, _detail)] = scan["k"].escalations
+    assert code == "dynamic-prefix" and f"{package}:**" in scan["k"].imports
 
 
 def test_pytest_plugins_literal_and_computed() -> None:
