@@ -111,8 +111,16 @@ def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo, workers: s
     assert code == 1
 
 
-def test_without_a_witness_a_leak_the_base_had_keeps_the_closure(repo: GitRepo) -> None:
-    repo.files(FILES)  # the money test leaves APP_SEEN set, at the base as at head
+@pytest.mark.parametrize("leaks_at_base", [True, False], ids=["base-leaked-too", "no-leak"])
+def test_without_a_witness_a_patch_that_adds_no_leak_keeps_the_closure(
+    repo: GitRepo, leaks_at_base: bool,
+) -> None:
+    # With the money test leaving APP_SEEN set at the base as at head (its file run at the
+    # base says so), and with no leak at all.
+    seen = "    os.environ['APP_SEEN'] = '1'\n"
+    test = FILES["tests/test_a_money.py"]
+    repo.files({**FILES, "tests/test_a_money.py": test if leaks_at_base else test.replace(
+        seen, "")})
     base = repo.commit("initial")
     repo.write("app/money.py", HARMLESS)
     repo.commit("harmless")
@@ -121,19 +129,6 @@ def test_without_a_witness_a_leak_the_base_had_keeps_the_closure(repo: GitRepo) 
     assert leaks.PROMOTE_CODE not in _codes(data)
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
     assert data["tests"] == ["tests/test_a_money.py"]
-
-
-def test_without_a_witness_a_patch_that_leaks_nothing_keeps_the_closure(repo: GitRepo) -> None:
-    files = {**FILES, "tests/test_a_money.py": FILES["tests/test_a_money.py"].replace(
-        "    os.environ['APP_SEEN'] = '1'\n", "")}
-    repo.files(files)
-    base = repo.commit("initial")
-    repo.write("app/money.py", HARMLESS)
-    repo.commit("harmless")
-    code, data = _check(repo, base)
-    assert code == 0, data["reasons"]
-    assert leaks.PROMOTE_CODE not in _codes(data)
-    assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
 # --- the readings -----------------------------------------------------------------------------
