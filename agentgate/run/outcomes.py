@@ -500,6 +500,10 @@ class Outcomes:
         began with, and every implementation of those hooks belongs to a registered plugin."""
         if self.altered or not self._pins:
             return
+        if not self.manager.is_registered(self.state):
+            # The state readings went (``StateLeaks``): a leak would go unseen.
+            self._alter(f"agentgate's state readings were unregistered ({where})")
+            return
         now = _pins(self.manager)
         for spec, value in self._pins.items():
             if now.get(spec) is value:

@@ -94,15 +94,20 @@ def test_a_patch_that_leaks_what_the_base_leaked_keeps_its_band(
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_without_a_witness_a_leak_runs_the_whole_suite(repo: GitRepo, workers: str) -> None:
+@pytest.mark.parametrize("args", [("--workers", "0"), ("--workers", "2"),
+                                  ("--workers", "2", "--shadow")],
+                         ids=["one-process", "two-workers", "two-workers-shadow"])
+def test_without_a_witness_a_leak_runs_the_whole_suite(
+    repo: GitRepo, args: tuple[str, ...],
+) -> None:
     repo.files(FILES)
     base = repo.commit("initial")
     repo.write("app/money.py", LEAKY_CALL)
     repo.commit("leak")
     # With xdist workers too: the whole suite runs in one process, where the leak reaches
-    # the tests after it (spread over two workers, the report test passed).
-    code, data = _check(repo, base, "--workers", workers)
+    # the tests after it (spread over two workers, the report test passed; the shadow full
+    # suite is spread over them too).
+    code, data = _check(repo, base, *args)
     assert leaks.PROMOTE_CODE in _codes(data)
     # The money test's file, run at the base, left only APP_SEEN changed there.
     detail = next(r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
@@ -168,6 +173,29 @@ def test_a_library_function_left_replaced_is_a_leak(pytester: pytest.Pytester) -
     data = json.loads(out.read_text())
     assert list(data["leaks"]) == ["test_patch.py::test_compact"]
     assert list(data["leaks"]["test_patch.py::test_compact"]) == ["json.dumps"]
+
+
+def test_code_under_test_that_unregisters_the_readings_alters_the_harness(
+    pytester: pytest.Pytester,
+) -> None:
+    # The attack on the defence itself: code under test finds pytest's plugin manager and
+    # takes agentgate's state readings out before it leaks. The twin (nothing unregisters
+    # them) is every other run here: ``altered`` stays empty.
+    pytester.makepyfile(app="import decimal\nimport gc\n\nimport pytest\n\n\n"
+                            "def configure():\n"
+                            "    for obj in gc.get_objects():\n"
+                            "        if isinstance(obj, pytest.Config):\n"
+                            "            obj.pluginmanager.unregister("
+                            "name='agentgate-state-leaks')\n"
+                            "    decimal.getcontext().prec = 4\n")
+    pytester.makepyfile(test_it="import app\n\n\ndef test_it():\n    app.configure()\n")
+    out = pytester.path / "outcomes.json"
+    result = pytester.runpytest_subprocess("-p", "agentgate.run.outcomes",
+                                           f"--agentgate-outcomes={out}")
+    assert result.ret == 0
+    data = json.loads(out.read_text())
+    assert data["leaks"] == {}  # unseen: the readings were gone
+    assert data["altered"] == ["agentgate's state readings were unregistered (test_it.py::test_it)"]
 
 
 def test_the_base_leaks_are_matched_by_test_and_key() -> None:
