@@ -24,7 +24,10 @@ def main(args: list[str]) -> int:
     from agentgate.witness import recorder
 
     rec = recorder.Recorder(root=_rootdir(args))
-    rec.start(lazy=True)  # traced from the first repository code on
+    # The children's folder beside the recording (``witness record``'s scratch folder, which
+    # agentgate removes even when it kills this process on an interrupt), not in the system
+    # temp folder, where a killed recording left one behind per run.
+    rec.start(lazy=True, scratch=_scratch(args))  # traced from the first repository code on
     try:
         return _pytest(args)
     finally:
@@ -52,6 +55,14 @@ def _pytest(args: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return code
+
+
+def _scratch(args: list[str]) -> str | None:
+    """The folder of ``--agentgate-witness-out=PATH`` (the form ``witness record`` gives),
+    if it exists."""
+    found = [a.split("=", 1)[1] for a in args if a.startswith("--agentgate-witness-out=")]
+    folder = os.path.dirname(os.path.abspath(found[-1])) if found else None
+    return folder if folder and os.path.isdir(folder) else None
 
 
 def _rootdir(args: list[str]) -> str:

@@ -107,8 +107,8 @@ class Following:
     """The recording process's side: the folder, the ``sitecustomize`` that children load,
     and the environment that leads them there (restored at ``stop``)."""
 
-    def __init__(self, root: str) -> None:
-        self.folder = tempfile.mkdtemp(prefix="agentgate-children-")
+    def __init__(self, root: str, scratch: str | None = None) -> None:
+        self.folder = tempfile.mkdtemp(prefix="agentgate-children-", dir=scratch)
         with open(os.path.join(self.folder, "sitecustomize.py"), "w", encoding="utf-8") as fh:
             fh.write(_SITECUSTOMIZE)
         with open(os.path.join(self.folder, MARKER), "w", encoding="utf-8"):

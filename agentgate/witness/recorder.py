@@ -230,14 +230,15 @@ class Recorder:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def start(self, *, lazy: bool = False) -> None:
+    def start(self, *, lazy: bool = False, scratch: str | None = None) -> None:
         """Record from here on, in context "c". Raises ``lines.NoContexts`` when coverage's
         core cannot tell contexts apart: every line would count for the wrong test.
 
         ``lazy`` (``boot``): the contexts, audit and import hooks now, the tracer only when
         repository code is about to run (``wake``): a module of the repository found for an
         import, or code compiled or executed from a repository file. Until then nothing of
-        the repository can run, and pytest's own start-up runs untraced."""
+        the repository can run, and pytest's own start-up runs untraced. ``scratch``: where
+        the children's folder goes (default: the system temp folder)."""
         global _ACTIVE
         if _ACTIVE is not None and _ACTIVE is not self and _ACTIVE.child:
             _ACTIVE.abandon()  # a child that records on its own writes no fragment
@@ -246,7 +247,7 @@ class Recorder:
         else:
             self._trace()
         if not self.child:
-            self._following = children.Following(self.root)
+            self._following = children.Following(self.root, scratch)
             self.child_folder = self._following.folder
         _install_hooks()
         _ACTIVE = self
@@ -846,6 +847,11 @@ class Recorder:
         for prefix in self._prefixes:
             if full.startswith(prefix):
                 found = full[len(prefix):].replace(os.sep, "/")
+                # The git dir holds no file of the tree: ``witness record``'s scratch folder
+                # (the children's ``sitecustomize``, an agentgate shim) when the tree is the
+                # checkout itself.
+                if found == ".git" or found.startswith(".git/"):
+                    found = None
                 break
         else:
             found = "." if full in self._roots else None

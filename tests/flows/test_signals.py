@@ -49,9 +49,14 @@ def sleepy(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def interrupt(repo: GitRepo, pid_file: Path, signum: int, *args: str) -> tuple[int, str, int]:
-    """Start ``agentgate ARGS``, send ``signum`` once its test runs; (exit, stderr, test pid)."""
+def interrupt(repo: GitRepo, pid_file: Path, signum: int, *args: str,
+              temp: Path | None = None) -> tuple[int, str, int]:
+    """Start ``agentgate ARGS``, send ``signum`` once its test runs; (exit, stderr, test pid).
+    ``temp``: the system temp folder its processes see (``TMPDIR``)."""
     env = {**os.environ, "AG_PID_FILE": str(pid_file)}
+    if temp is not None:
+        temp.mkdir()
+        env["TMPDIR"] = str(temp)
     proc = subprocess.Popen([sys.executable, "-m", "agentgate", *args], cwd=repo.path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -103,12 +108,15 @@ def test_check_interrupted_kills_its_pytest_and_leaves_no_worktree(
 def test_witness_record_interrupted_kills_its_pytest_and_leaves_no_worktree(
     sleepy: GitRepo, tmp_path: Path, signum: int
 ) -> None:
-    code, err, pid = interrupt(sleepy, tmp_path / "pid", signum, "witness", "record")
+    code, err, pid = interrupt(sleepy, tmp_path / "pid", signum, "witness", "record",
+                               temp=tmp_path / "temp")
     # pytest's own output shares stderr with agentgate's last line.
     assert code == 130 and err.endswith("agentgate: interrupted\n"), err
     assert "Traceback" not in err
     assert gone(pid), "the recording pytest outlived agentgate"
     assert_nothing_left(sleepy)
+    # The recorder's folder for its children's fragments went with the scratch folder.
+    assert [p.name for p in (tmp_path / "temp").iterdir()] == []
 
 
 @pytest.mark.e2e
