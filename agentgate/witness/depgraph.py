@@ -20,6 +20,7 @@ from agentgate.witness.blocks import DIR, MISSING, MODULE, READ, WHOLE
 
 Unit = tuple[str, str]  # (path, block name | MODULE | WHOLE | DIR | MISSING | READ + name)
 COLLECT = "c"
+CACHED = "k:"  # a cached function's one entry, computed once (``recorder.cache_miss``)
 NOT_PASSED = "did not pass when recorded"
 PRELOADED = "imported before recording started"
 # Every test is under the root conftest: what its import ran (its module code, the modules it
@@ -135,13 +136,27 @@ class _Builder:
             if self.tracked(path):
                 units.update((path, READ + n) for n in names)
                 deps.add(file_key(path))
-        for child in ctx.get("imports", ()) if imports else ():
-            self.import_of(child, units, deps)
-        return units, deps, dict(ctx.get("flags", {}))
+        flags = dict(ctx.get("flags", {}))
+        for child in ctx.get("imports", ()):
+            if imports or child.startswith(CACHED):  # a cached entry is never a file's own
+                self.import_of(child, units, deps, flags)
+        return units, deps, flags
 
-    def import_of(self, child: str, units: set[Unit], deps: set[str]) -> None:
+    def import_of(
+        self, child: str, units: set[Unit], deps: set[str], flags: dict[str, str] | None = None
+    ) -> None:
         """What one import context adds: the file node of a repository module, else (an
-        import of a library, see-through) what it ran and imported."""
+        import of a library, see-through) what it ran and imported. A cached entry's
+        context (``k:``, ``recorder.Recorder.cache_miss``) is the reader's own computation,
+        done once: what it ran, imported and read, and its flags (a process it started)."""
+        if child.startswith(CACHED):
+            child_units, child_deps, child_flags = self.gather(child)
+            units |= child_units
+            deps |= child_deps
+            for why, detail in child_flags.items():
+                if flags is not None:
+                    flags.setdefault(why, detail)
+            return
         # A repository file imported under a copy's name needs that name's packages.
         deps.update(file_key(p) for p in self.raw.get("import_parents", {}).get(child, ())
                     if self.tracked(p))

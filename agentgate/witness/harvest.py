@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 # of pytest's start-up seen by ``boot`` (an older agentgate would not charge them); 4: a
 # module's file from its import spec (``module_file``), not ``__file__``; 5: contexts carry
 # ``reads`` (module attributes read, ``watch``) and the recording names its ``unwatched``
-# modules (without them ``rebind`` is not used).
-RAW_VERSION = 5
+# modules (without them ``rebind`` is not used); 6: contexts of cached entries (``k:``), whose
+# flags count for their readers, and imports that lead to older contexts.
+RAW_VERSION = 6
 
 
 @dataclass
@@ -202,19 +203,40 @@ def context_entries(rec: Recording, found: units.Units) -> dict[str, Any]:
         }
     for name, files in found.items():
         entries.setdefault(name, empty_entry())["units"] = files
-    kept: set[str] = set()
-    # Children are numbered after their parents, so one pass from the highest number up
-    # decides each import context after all of its children.
-    imports = sorted((n for n in entries if n.startswith("i:")), key=lambda n: -int(n[2:]))
-    others = [n for n in entries if not n.startswith("i:")]
-    for name in [*imports, *others]:
-        entry = entries[name]
-        entry["imports"] = [c for c in entry["imports"] if c in kept]
+    kept: dict[str, bool] = {}
+    for name in entries:
+        _keep(name, entries, rec.import_files, kept)
+    return {n: entries[n] for n in entries if kept[n] or n == "c"}
+
+
+def _keep(first: str, entries: dict[str, dict[str, Any]], files: dict[str, str | None],
+          kept: dict[str, bool]) -> None:
+    """Whether a context is kept (it holds data, is a repository module's import, or leads
+    to a kept one), each decided after the contexts it leads to, its list trimmed to the
+    kept ones. An import context leads to the ones it started, and also to older ones: a
+    module it imported again by name (``Recorder.again``), a cached entry it read
+    (``Recorder.cache_miss``), so numbers do not order them. Depth first, without recursion
+    (a chain of imports may be deep); a context met again on its own path stays listed."""
+    stack = [first]
+    while stack:
+        name = stack[-1]
+        if name in kept:
+            stack.pop()
+            continue
+        entry = entries.get(name)
+        if entry is None:
+            kept[name] = False
+            stack.pop()
+            continue
+        pending = [c for c in entry["imports"] if c not in kept and c not in stack]
+        if pending:
+            stack.extend(pending)
+            continue
+        entry["imports"] = [c for c in entry["imports"] if kept.get(c) or c in stack]
         has_data = any(entry[k] for k in ("units", "opened", "listed", "missing", "reads",
                                           "flags", "imports"))
-        if has_data or rec.import_files.get(name):
-            kept.add(name)
-    return {n: entries[n] for n in entries if n in kept or n == "c"}
+        kept[name] = bool(has_data or files.get(name))
+        stack.pop()
 
 
 def unwatched_modules(rec: Recording, found: units.Units) -> list[str]:

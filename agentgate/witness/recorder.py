@@ -4,7 +4,8 @@ Every piece of code that runs is attributed to exactly one *context*, the innerm
 ``t:<node id>`` (a test's setup, call and teardown), ``f:<fixture>`` (a fixture's setup,
 shared by every test that uses the fixture, so a session fixture set up during the first
 test still counts for the last), ``i:<n>`` (the execution of one module at its first import,
-whoever triggered it), and ``c`` (collection and everything else). A later step
+whoever triggered it), ``k:<n>`` (a cached function of no arguments computing its one entry,
+charged to whoever reads the entry), and ``c`` (collection and everything else). A later step
 (``agentgate.witness.graph``) gives each test the contexts it depended on: its own, its
 fixtures', and the imports of every file it touched. So a module first imported by test A
 still counts for test B that uses it, and neither test is marked or unmarked by the order.
@@ -28,6 +29,7 @@ import functools
 import hashlib
 import importlib._bootstrap as bootstrap
 import importlib.util
+import inspect
 import json
 import os
 import shutil
@@ -143,8 +145,11 @@ class Recorder:
         self._following: children.Following | None = None
         self.spawns: list[children.Spawn] = []
         # The repository's ``functools.lru_cache``/``cache`` wrappers made while recording:
-        # emptied as each test begins (``_lru_cache``).
+        # emptied as each test begins (``_lru_cache``), but for the entries of functions of
+        # no arguments whose computing context is known (``_Once``): those are charged to
+        # each context that reads them (``_charge_hits``).
         self.caches: weakref.WeakSet[Any] = weakref.WeakSet()  # one made per call goes
+        self._once: list[_Once] = []
         self.settled: set[int] = set()
         self.on_trace: Callable[[], None] | None = None
         self._prefixes = tuple({self.root + os.sep, os.path.realpath(self.root) + os.sep})
@@ -346,12 +351,16 @@ class Recorder:
     # --- contexts ----------------------------------------------------------------------
 
     def push(self, ctx: str) -> None:
+        if self._once:
+            self._charge_hits()
         self._switch(ctx)
         self._stack.append((ctx, ctx))
         self.contexts.setdefault(ctx, Context())
         self.watcher.changed()
 
     def pop(self, ctx: str) -> None:
+        if self._once:
+            self._charge_hits()
         while len(self._stack) > 1:
             top, _ = self._stack.pop()
             if top == ctx:
@@ -392,7 +401,7 @@ class Recorder:
             return self._stack[-1][0]
         if getattr(self._local, "importing", 0):
             return "c"
-        return next(c for c, _ in reversed(list(self._stack)) if c[:2] != "i:")
+        return next(c for c, _ in reversed(list(self._stack)) if c[:2] not in ("i:", "k:"))
 
     def _outside(self) -> bool:
         """Whether an event happens outside any test, fixture or import: in the tests'
@@ -424,6 +433,47 @@ class Recorder:
         if module is not None:
             self._loaded_by.setdefault(name, ctx)
         self.carriers.settle(ctx)  # what the module registered as it loaded stays
+
+    def cache_miss(self, once: _Once, func: Any, args: Any, kwargs: Any) -> Any:
+        """A function of no arguments computes its cache's one entry: in a context of its
+        own (``k:<n>``), charged to the context that asked, and to every context that reads
+        the entry later (``_charge_hits``), as an import is charged to every importer. So
+        the entry is not emptied as each test begins: Markdown's tests each rescanned every
+        installed distribution for its extensions' entry points. Anywhere else than the
+        tests' thread, or in a child (whose whole run is one test's), the entry is emptied
+        as before."""
+        if (self._busy or self.child or not self.tracing
+                or threading.get_ident() != self._thread):
+            once.forget(self)
+            return func(*args, **kwargs)
+        self._imports += 1
+        ctx = f"k:{self._imports}"
+        self.context.imports.append(ctx)
+        self.push(ctx)
+        try:
+            result = func(*args, **kwargs)
+        except BaseException:
+            once.forget(self)  # nothing cached
+            raise
+        finally:
+            self.pop(ctx)
+        once.known(self, ctx)
+        return result
+
+    def _charge_hits(self) -> None:
+        """Entries read from their cache since the last switch were read by the context
+        running until now (hit counts move only on reads; ``cache_clear`` resets them)."""
+        imports = self.contexts[self._stack[-1][0]].imports
+        for once in list(self._once):
+            wrapper = once.wrapper()
+            if wrapper is None:
+                self._once.remove(once)
+                continue
+            hits = wrapper.cache_info().hits
+            if hits != once.hits:
+                once.hits = hits
+                if once.ctx is not None and once.ctx not in imports:
+                    imports.append(once.ctx)
 
     def again(self, name: str, module: Any) -> bool:
         """An import of a module that is loaded already (``importlib.import_module`` always
@@ -875,7 +925,8 @@ class Recorder:
         # by now: only this test's own connections are known as ours.
         self._client_names.clear()
         for cache in list(self.caches):  # each test computes what it reads, as if first
-            cache.cache_clear()
+            if getattr(_ONCE.get(cache), "ctx", None) is None:
+                cache.cache_clear()
         self.push(ctx)
         if not self.child:
             self.carriers.begin_test()  # in the test's context: whatever it runs is the test's
@@ -1381,25 +1432,72 @@ def _lru_cache(*args: Any, **kwargs: Any) -> Any:
     function's body in the first test's context only, so a change to the body skipped the
     second test, which reads its new result at head (state across tests, red-team). Each
     wrapper of a repository function is emptied as every test begins: each test runs what
-    it reads."""
+    it reads. A function of no arguments keeps its one entry instead, computed in a context
+    of its own that every reader is charged (``Recorder.cache_miss``)."""
+    if args and callable(args[0]):  # ``@lru_cache`` without arguments
+        return _cached(_ORIGINAL_LRU_CACHE(128, *args[1:], **kwargs), args[0])
     made = _ORIGINAL_LRU_CACHE(*args, **kwargs)
-    if hasattr(made, "cache_clear"):  # ``@lru_cache`` without arguments: the wrapper
-        _note_cache(made)
-        return made
-
-    def decorating(func: Any) -> Any:
-        wrapper = made(func)
-        _note_cache(wrapper)
-        return wrapper
-
-    return decorating
+    return functools.partial(_cached, made)
 
 
-def _note_cache(wrapper: Any) -> None:
+def _cached(made: Any, func: Any) -> Any:
     recorder = _ACTIVE
-    code = getattr(getattr(wrapper, "__wrapped__", None), "__code__", None)
-    if recorder is not None and code is not None and recorder.in_file(code.co_filename):
+    code = getattr(func, "__code__", None)
+    if recorder is None or code is None or not recorder.in_file(code.co_filename):
+        return made(func)
+    if not _no_arguments(code):
+        wrapper = made(func)
         recorder.caches.add(wrapper)
+        return wrapper
+    once = _Once()
+
+    @functools.wraps(func)
+    def miss(*args: Any, **kwargs: Any) -> Any:
+        active = _ACTIVE
+        if active is None:
+            return func(*args, **kwargs)
+        return active.cache_miss(once, func, args, kwargs)
+
+    wrapper = made(miss)
+    wrapper.__wrapped__ = func  # what ``inspect`` unwraps to: the function itself
+    once.wrapper = weakref.ref(wrapper)
+    _ONCE[wrapper] = once
+    recorder.caches.add(wrapper)
+    return wrapper
+
+
+def _no_arguments(code: Any) -> bool:
+    """A function that takes no argument at all: its cache holds at most one entry."""
+    return not (code.co_argcount or code.co_kwonlyargcount or code.co_posonlyargcount
+                or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+class _Once:
+    """The one entry of a cached function of no arguments: the context that computed it
+    (None: unknown, emptied as each test begins), and its cache's hit count when last
+    charged."""
+
+    __slots__ = ("ctx", "hits", "wrapper")
+
+    def __init__(self) -> None:
+        self.ctx: str | None = None
+        self.hits = 0
+        self.wrapper: Callable[[], Any] = lambda: None
+
+    def known(self, recorder: Recorder, ctx: str) -> None:
+        wrapper = self.wrapper()
+        self.ctx = ctx
+        self.hits = wrapper.cache_info().hits if wrapper is not None else 0
+        if self not in recorder._once:
+            recorder._once.append(self)
+
+    def forget(self, recorder: Recorder) -> None:
+        self.ctx = None
+        if self in recorder._once:
+            recorder._once.remove(self)
+
+
+_ONCE: weakref.WeakKeyDictionary[Any, _Once] = weakref.WeakKeyDictionary()
 
 
 def _thread_settrace(func: Any) -> None:

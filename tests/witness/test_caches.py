@@ -1,7 +1,8 @@
 """State across tests: a result one test computed and a later test read from a
 ``functools.lru_cache`` ran the function's body in the first test only, so a change to the
 body skipped the second test, which reads the new result at head (red-team). The recording
-empties the repository's caches as each test begins."""
+empties the repository's caches as each test begins, but the one entry of a function of no
+arguments, which is computed once and charged to every context that reads it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentgate.witness.select import IMPACTED, SKIP
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import labelled, recorded_repo
 
@@ -57,6 +58,76 @@ def test_a_function_no_test_reads_from_a_cache_stays_with_its_callers(
     labels = labelled(recorded, "other", {"app/cfg.py": CFG.replace("return 1", "return 0 + 1")})
     assert {n: labels[n] for n in BOTH} == dict.fromkeys(BOTH, SKIP)
     assert labels["tests/test_cfg.py::test_other"] == IMPACTED
+
+
+# A function of no arguments keeps its one entry while recording (Markdown's tests each
+# rescanned every installed distribution when it was emptied): computed once, in a context
+# of its own, charged to every context that reads it -- a test, a module's import, a shared
+# fixture -- with what that computation was flagged for (native code here).
+ONCE = ("import ctypes\nimport functools\n\n\n"
+        "def base():\n    return 2\n\n\n"
+        "@functools.cache\ndef rate():\n    return base()\n\n\n"
+        "@functools.lru_cache(maxsize=None)\ndef native():\n    ctypes.CDLL(None)\n"
+        "    return 1\n\n\n"
+        "def other():\n    return 1\n\n\n"
+        "@functools.cache\ndef order():\n    return 0\n")
+ONCE_FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/once.py": ONCE,
+    "app/prices.py": "from app import once\n\nRATE = once.rate()\n",
+    "tests/conftest.py": "import pytest\n\nfrom app import once\n\n\n"
+    "@pytest.fixture(scope='module')\ndef rate_now():\n    return once.rate()\n\n\n"
+    "def pytest_collection_modifyitems(items):\n"
+    "    items.sort(key=lambda item: once.order())\n",
+    # file order: test_computes fills both entries, the others read them
+    "tests/test_once.py": "from app import once\n\n\n"
+    "def test_computes():\n    assert (once.rate(), once.native()) == (2, 1)\n\n\n"
+    "def test_reads():\n    assert once.rate() == 2\n\n\n"
+    "def test_imports_a_reader():\n    from app import prices\n    assert prices.RATE == 2\n\n\n"
+    "def test_uses_the_reader():\n    from app import prices\n    assert prices.RATE - 1 == 1\n\n\n"
+    "def test_fixture_reads(rate_now):\n    assert rate_now == 2\n\n\n"
+    "def test_native():\n    assert once.native() == 1\n\n\n"
+    "def test_other():\n    assert once.other() == 1\n",
+}
+READERS = tuple(f"tests/test_once.py::test_{n}" for n in (
+    "reads", "imports_a_reader", "uses_the_reader", "fixture_reads"))
+
+
+@pytest.fixture(scope="module")
+def once_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, ONCE_FILES)
+
+
+def test_an_entry_computed_once_reruns_every_context_that_read_it(
+    once_recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(once_recorded, "base", {"app/once.py": ONCE.replace(
+        "return 2", "return 3")})
+    assert {n: labels[n] for n in READERS} == dict.fromkeys(READERS, IMPACTED)
+    assert labels["tests/test_once.py::test_other"] == SKIP
+    # What the computation was flagged for counts for its readers as for the test it ran in.
+    assert labels["tests/test_once.py::test_native"] == ESCALATE
+    assert labels["tests/test_once.py::test_computes"] == ESCALATE
+
+
+def test_an_entry_computed_once_leaves_the_other_changes_to_their_callers(
+    once_recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(once_recorded, "other", {"app/once.py": ONCE.replace(
+        "def other():\n    return 1", "def other():\n    return 0 + 1")})
+    assert {n: labels[n] for n in READERS} == dict.fromkeys(READERS, SKIP)
+    assert labels["tests/test_once.py::test_other"] == IMPACTED
+
+
+def test_an_entry_computed_while_collecting_counts_for_every_test(
+    once_recorded: tuple[GitRepo, str],
+) -> None:
+    labels = labelled(once_recorded, "order", {"app/once.py": ONCE.replace(
+        "return 0\n", "return 0 * 2\n")})
+    assert set(labels.values()) <= {IMPACTED, ESCALATE}
+    assert labels["tests/test_once.py::test_other"] == IMPACTED
 
 
 # Hand-written caches: a module dict, a closure's WeakKeyDictionary (click's stream cache), a
