@@ -322,7 +322,8 @@ def _run(
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))
     full: band.BandReport | None = None
-    if selection is not None and _leaked(root, planned, report, result):
+    leakers = _leaked(root, planned, report, result) if selection is not None else None
+    if leakers is not None:
         # In one process, whatever the band's workers: the leak reaches the tests after it
         # only where they share its process (xdist would spread them over workers).
         full = band.run_band(root, config, tree,
@@ -331,6 +332,8 @@ def _run(
         result.reasons += checkrun_results.run_reasons(full, None)
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(full))
+        result.reasons += _without_leakers(root, config, tree, spec, frozen, report, leakers,
+                                           display)
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
     result.notes += _failing_at_base(planned, report)
@@ -346,16 +349,19 @@ def _run(
     return ran, _audit(planned, report, result)
 
 
-def _leaked(root: Path, planned: Planned, report: band.BandReport, result: CheckResult) -> bool:
-    """Whether a test of the band, or its collection, left process state changed that it
-    did not at the base (``run.leaks``; the witness says, else a run at the base): the tests
-    the band left out would see it in the full suite, so the promotion is recorded and the
-    whole suite runs, in one process: a shadow run may have spread it over xdist workers."""
+def _leaked(
+    root: Path, planned: Planned, report: band.BandReport, result: CheckResult
+) -> frozenset[str] | None:
+    """The band's tests (``leaks.COLLECTION`` for its collection) that left process state
+    changed that they did not at the base (``run.leaks``; the witness says, else a run at
+    the base), or None when none did: the tests the band left out would see it in the full
+    suite, so the promotion is recorded and the whole suite runs, in one process: a shadow
+    run may have spread it over xdist workers."""
     from agentgate.run import leaks
 
     found = leaks.found(report.seen.values())
     if not found:
-        return False
+        return None
     base = planned.witness.state_leaks if planned.witness is not None else None
     source = "the witness" if base is not None else None
     if base is None and planned.base_given:
@@ -363,11 +369,37 @@ def _leaked(root: Path, planned: Planned, report: band.BandReport, result: Check
         source = "a run of those test files at the base" if base is not None else None
     lines = leaks.new(found, base)
     if not lines:
-        return False
+        return None
     result.reasons.append(Reason(leaks.PROMOTE_CODE, Verdict.PROMOTE,
                                  leaks.reason_detail(lines, source=source),
                                  path=_leak_path(lines[0])))
-    return True
+    return frozenset(leaks.fresh(found, base))
+
+
+def _without_leakers(
+    root: Path, config: Config, tree: band.Tree, spec: band.BandSpec, frozen: frozenset[str],
+    report: band.BandReport, leakers: frozenset[str], display: Display | None,
+) -> list[Reason]:
+    """The band's other tests once more, in a process where the tests that leaked anew do
+    not run first. The whole suite shows what their state does to the tests after them; this
+    shows what those tests do without it: a stub of a broken module left in ``sys.modules``
+    makes the tests after it pass in the band and in the whole suite alike (red-team)."""
+    from agentgate.flows import check_results as checkrun_results
+    from agentgate.run import band
+
+    ran = (report.seen.get("band") or {}).get("tests") or {}
+    rest = tuple(n for n in ran if n not in leakers)
+    if not rest or leakers <= {""}:  # only collection leaked: every test saw it
+        return []
+    alone = band.run_band(root, config, tree, dataclasses.replace(
+        spec, selection=rest, shadow=False, property_band=()), frozen, display=display)
+    told = f" (run without {_ids_text(sorted(leakers - {''}))}, which left state changed)"
+    return [dataclasses.replace(r, detail=r.detail + told)
+            for r in checkrun_results.run_reasons(alone, rest)]
+
+
+def _ids_text(nodeids: list[str]) -> str:
+    return ", ".join(nodeids[:3]) + (f" and {len(nodeids) - 3} more" if len(nodeids) > 3 else "")
 
 
 def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> frozenset[str] | None:

@@ -51,17 +51,25 @@ def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
     return sorted(f"{nodeid}\t{key}" for nodeid, keys in leaks.items() for key in keys)
 
 
-def new(leaks: Mapping[str, Mapping[str, str]], base: frozenset[str] | None) -> list[str]:
-    """One line per leak at head that the base did not have (every one when ``base`` is
-    None: nothing says the base had it)."""
-    lines = []
+def fresh(leaks: Mapping[str, Mapping[str, str]],
+          base: frozenset[str] | None) -> dict[str, dict[str, str]]:
+    """The leaks at head that the base did not have (every one when ``base`` is None:
+    nothing says the base had it), by node id."""
+    found: dict[str, dict[str, str]] = {}
     for nodeid, keys in sorted(leaks.items()):
-        fresh = {k: v for k, v in sorted(keys.items())
-                 if base is None or f"{nodeid}\t{k}" not in base}
-        if not fresh:
-            continue
-        what = ", ".join(f"{k} = {v}" for k, v in list(fresh.items())[:3])
-        more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
+        kept = {k: v for k, v in sorted(keys.items())
+                if base is None or f"{nodeid}\t{k}" not in base}
+        if kept:
+            found[nodeid] = kept
+    return found
+
+
+def new(leaks: Mapping[str, Mapping[str, str]], base: frozenset[str] | None) -> list[str]:
+    """One line per test (or collection) that leaks what the base did not."""
+    lines = []
+    for nodeid, keys in fresh(leaks, base).items():
+        what = ", ".join(f"{k} = {v}" for k, v in list(keys.items())[:3])
+        more = f" and {len(keys) - 3} more" if len(keys) > 3 else ""
         who = "collection" if nodeid == COLLECTION else nodeid
         lines.append(f"{who} leaves {what}{more} changed for the tests after it")
     return lines

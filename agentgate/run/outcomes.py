@@ -82,12 +82,21 @@ _PATCH_KEYS = tuple((name, tuple((f"{name}.{a}", a) for a in attributes))
                     for name, attributes in _PATCHABLE)
 
 
-def process_state() -> dict[str, object]:
+def process_state(*, imports: bool = True) -> dict[str, object]:
     """The process-wide state a library keeps for every caller, each value comparable with
-    ``==``; the environment is one entry (``env``) until two readings differ. Cheap enough
-    to read three times per test (about 7 us): modules nobody imported are not imported
-    here, and the locale and signal queries are the C ones."""
+    ``==``; the environment is one entry (``env``) until two readings differ, and so is
+    ``sys.modules``. Cheap enough to read three times per test (about 7 us, and the copy of
+    ``sys.modules``): modules nobody imported are not imported here, and the locale and
+    signal queries are the C ones. ``imports``: also the import system's state (not around
+    collection, where pytest puts the test folders on ``sys.path`` itself)."""
     state: dict[str, object] = {}
+    if imports:
+        # A module replaced or taken out (``sys.modules["app.tax"] = stub``), a folder put
+        # on the path, a finder or a path hook added: later tests import something else.
+        state["sys.modules"] = dict(sys.modules)
+        state["sys.path"] = tuple(sys.path)
+        state["sys.meta_path"] = tuple(sys.meta_path)
+        state["sys.path_hooks"] = tuple(sys.path_hooks)
     try:
         state["cwd"] = os.getcwd()
     except OSError:
@@ -162,11 +171,11 @@ def _shown(value: object) -> str:
     return repr(value)[:80]
 
 
-def _reading() -> dict[str, object]:
+def _reading(*, imports: bool = True) -> dict[str, object]:
     """``process_state``, never an error of the test's: a reading that fails is one value,
     the same each time it fails the same way."""
     try:
-        return process_state()
+        return process_state(imports=imports)
     except Exception as exc:  # whatever the state holds
         return {"process-state": f"unreadable ({type(exc).__name__})"}
 
@@ -177,6 +186,14 @@ def changed(before: dict[str, object], after: dict[str, object]) -> dict[str, st
     found: dict[str, str] = {}
     for key in before.keys() | after.keys():
         old, new = before.get(key), after.get(key)
+        if key == "sys.modules" and isinstance(old, dict) and isinstance(new, dict):
+            # A module imported is no change; one replaced or taken out is, and so is an
+            # entry no import made (``sys.modules["app.rates"] = stub``: a later test's
+            # ``import app.rates`` gets the stub).
+            for name in _replaced(old, new) + _stubs(old, new):
+                found[f"sys.modules:{name}"] = (_shown(new[name]) if name in new
+                                                else "<removed>")
+            continue
         if old == new:
             continue
         if key == "env" and isinstance(old, dict) and isinstance(new, dict):
@@ -191,6 +208,28 @@ def changed(before: dict[str, object], after: dict[str, object]) -> dict[str, st
             continue
         found[key] = _shown(new)
     return found
+
+
+def _replaced(before: dict[Any, object], after: dict[Any, object]) -> list[str]:
+    """The ``sys.modules`` entries of ``before`` that ``after`` holds another object for, or
+    none: by identity, after a comparison in C that says nothing changed (almost always)."""
+    with contextlib.suppress(Exception):  # an entry's own ``__eq__``
+        if before.items() <= after.items():
+            return []
+    return sorted(str(n) for n, m in before.items() if after.get(n) is not m)
+
+
+def _stubs(before: dict[Any, object], after: dict[Any, object]) -> list[str]:
+    """The entries ``after`` adds that the import system did not make: no module spec of
+    that name (a stub module, a mock, an alias)."""
+    found = []
+    for name in after.keys() - before.keys():
+        spec: object = None
+        with contextlib.suppress(Exception):  # a mock's or a proxy's own attribute hook
+            spec = getattr(after[name], "__spec__", None)
+        if getattr(spec, "name", None) != name:
+            found.append(str(name))
+    return sorted(found)
 
 
 # Start-up, before the session's own plugin exists: pytest's parts as this plugin found them
@@ -665,12 +704,12 @@ class StateLeaks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self) -> None:
-        self._session_state = _reading()
+        self._session_state = _reading(imports=False)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self) -> None:
         if self._session_state:
-            self.collection_leaks = changed(self._session_state, _reading())
+            self.collection_leaks = changed(self._session_state, _reading(imports=False))
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:

@@ -136,6 +136,43 @@ def test_without_a_witness_a_patch_that_adds_no_leak_keeps_the_closure(
     assert data["tests"] == ["tests/test_a_money.py"]
 
 
+STUBBED = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "app/__init__.py": "",
+    "app/money.py": "def total():\n    return 1\n",
+    "app/report.py": "def third():\n    return 'ok'\n",
+    "tests/test_a_money.py": "from app.money import total\n\n\n"
+                             "def test_total():\n    assert total() == 1\n",
+    "tests/test_b_report.py": "def test_third():\n    from app.report import third\n\n"
+                              "    assert third() == 'ok'\n",
+}
+STUBBING = ("import sys\nimport types\n\n\n"
+            "def total():\n    fake = types.ModuleType('app.report')\n"
+            "    fake.third = lambda: 'ok'\n    sys.modules['app.report'] = fake\n"
+            "    return 1\n")
+
+
+def test_a_stub_left_in_sys_modules_buys_no_green(repo: GitRepo) -> None:
+    # The attack through the import system: the patch breaks app/report.py, and code the
+    # money test runs (first) puts a stub of it in ``sys.modules``. The report test imports
+    # the stub and passes, in the band as in the full suite. The check must not say 0.
+    repo.files(STUBBED)
+    base = repo.commit("initial")
+    repo.files({"app/report.py": "def third():\n    return 'broken'\n",
+                "app/money.py": STUBBING})
+    repo.commit("break the report, stub it")
+    code, data = _check(repo, base)
+    assert leaks.PROMOTE_CODE in _codes(data), data["reasons"]
+    detail = next(r["detail"] for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    assert "sys.modules:app.report" in detail
+    # The whole suite passes with the stub; the band's other tests, run without the test
+    # that left it, import the real module and fail.
+    assert code == 1
+    failed = [r["detail"] for r in data["reasons"] if r["code"] == "tests-failed"]
+    assert len(failed) == 1 and "tests/test_b_report.py::test_third" in failed[0]
+    assert "run without tests/test_a_money.py::test_total" in failed[0]
+
+
 # --- the readings -----------------------------------------------------------------------------
 
 
@@ -173,6 +210,46 @@ def test_a_library_function_left_replaced_is_a_leak(pytester: pytest.Pytester) -
     data = json.loads(out.read_text())
     assert list(data["leaks"]) == ["test_patch.py::test_compact"]
     assert list(data["leaks"]["test_patch.py::test_compact"]) == ["json.dumps"]
+
+
+IMPORTS = ("import sys\nimport types\n\n\n"
+           "class Finder:\n    def find_spec(self, name, path=None, target=None):\n"
+           "        return None\n\n\n"
+           "def stub():\n    sys.modules['app_rates'] = types.ModuleType('app_rates')\n\n\n"
+           "def replace():\n    sys.modules['colorsys'] = types.ModuleType('colorsys')\n\n\n"
+           "def drop():\n    del sys.modules['xml.dom.minidom']\n\n\n"
+           "def path():\n    sys.path.insert(0, '/nonexistent-agentgate')\n\n\n"
+           "def finder():\n    sys.meta_path.append(Finder())\n")
+IMPORT_TESTS = ("import colorsys\nimport sys\n\nimport app\n\n\n"
+                "def test_stub():\n    app.stub()\n\n\n"
+                "def test_replace():\n    app.replace()\n\n\n"
+                "def test_lazy_import():\n    import xml.dom.minidom  # noqa: F401\n\n\n"
+                "def test_drop():\n    app.drop()\n\n\n"
+                "def test_path():\n    app.path()\n\n\n"
+                "def test_finder():\n    app.finder()\n\n\n"
+                "def test_restores(monkeypatch):\n"
+                "    monkeypatch.setitem(sys.modules, 'app_other', object())\n"
+                "    monkeypatch.syspath_prepend('/put-back')\n")
+
+
+def test_the_import_system_left_changed_is_a_leak(pytester: pytest.Pytester) -> None:
+    # A module stubbed, replaced or taken out of ``sys.modules``, a folder put on the path, a
+    # finder added: the tests after it import something else. A module a test imports, and
+    # what monkeypatch puts back, are no leak; nor is what pytest puts on the path itself as
+    # it collects (the test file's folder).
+    pytester.makepyfile(app=IMPORTS)
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_imports.py").write_text(IMPORT_TESTS)
+    out = pytester.path / "leaks.json"
+    result = pytester.runpytest_subprocess("-p", "agentgate.run.outcomes",
+                                           f"--agentgate-leaks={out}")
+    assert result.ret == 0
+    data = json.loads(out.read_text())
+    assert {t.split("::")[1]: sorted(keys) for t, keys in data["leaks"].items()} == {
+        "test_stub": ["sys.modules:app_rates"], "test_replace": ["sys.modules:colorsys"],
+        "test_drop": ["sys.modules:xml.dom.minidom"], "test_path": ["sys.path"],
+        "test_finder": ["sys.meta_path"]}
+    assert data["collection_leaks"] == {}
 
 
 def test_code_under_test_that_unregisters_the_readings_alters_the_harness(
