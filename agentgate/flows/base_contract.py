@@ -206,12 +206,11 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
             ) -> tuple[list[Reason], list[str]]:
     """The oracle's findings as reasons and notes."""
     out = [Reason("base-oracle-incomplete", Verdict.FAILED, p) for p in found.problems]
-    notes: list[str] = []
+    notes = _harmless([j for j in found.suppressed if j.oracle != "failed"])
     for j in found.suppressed:
         if j.oracle != "failed":
-            notes.append(f"harmless suppression: {j.nodeid} ({j.head} at head; its base form "
-                         f"{_BASE_FORM.get(j.oracle, 'is skipped')} on head's code)")
-        elif j.nodeid in ok:
+            continue
+        if j.nodeid in ok:
             notes.append(f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)")
         else:
             out.append(Reason("suppressed-failure", Verdict.BLOCKED, f"{j.nodeid} fails in "
@@ -224,6 +223,24 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
                    "harness on head's code but not under the patch's harness",
                    path=_file(n)) for n in found.harness_hidden]
     return out, notes
+
+
+def _harmless(judged: list[suppress.Judged]) -> list[str]:
+    """One note per harmless suppression; the cases of one parametrized test that ended
+    alike in one note (a skip marker on a test of 18 cases wrote 18 notes)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for j in judged:
+        groups.setdefault((j.nodeid.split("[", 1)[0], j.head, j.oracle), []).append(j.nodeid)
+    notes = []
+    for (test, head, base_form), ids in groups.items():
+        how = _BASE_FORM.get(base_form, "is skipped")
+        if len(ids) == 1:
+            notes.append(f"harmless suppression: {ids[0]} ({head} at head; its base form "
+                         f"{how} on head's code)")
+        else:
+            notes.append(f"harmless suppression: {test}, {len(ids)} cases ({head} at head; "
+                         f"the base form of each {how} on head's code)")
+    return notes
 
 
 def _rewritten(j: suppress.Judged, rule: str) -> Reason:

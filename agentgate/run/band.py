@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
@@ -187,12 +188,18 @@ class Runner:
                 ) from None
 
 
+# A terminal's escape sequences (colour, cursor): a project's ``addopts = --color=yes``
+# (humanize's) colours pytest's output in a log too, and the report quotes it.
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
 def _tail(log: Path) -> tuple[str, ...]:
+    """The last lines of a run's output, as plain text."""
     try:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ()
-    return tuple(text.splitlines()[-_TAIL:])
+    return tuple(_ESCAPES.sub("", line) for line in text.splitlines()[-_TAIL:])
 
 
 def _read_outcomes(path: Path) -> dict[str, Any] | None:

@@ -73,6 +73,21 @@ def test_a_skip_on_a_test_whose_base_form_passes_is_harmless(chain: GitRepo) -> 
     assert f"note: harmless suppression: {SHOUT}" in " ".join(text.split()), text
 
 
+def test_the_harmless_cases_of_one_parametrized_test_are_one_note() -> None:
+    from agentgate.flows.base_contract import _harmless
+    from agentgate.run.suppress import Judged
+
+    cases = [Judged(f"tests/test_n.py::test_ordinal[{i}]", "skipped", "passed") for i in range(18)]
+    notes = _harmless([*cases, Judged(SHOUT, "skipped", "passed"),
+                       Judged("tests/test_n.py::test_ordinal[x]", "deselected", "passed")])
+    assert notes == [
+        "harmless suppression: tests/test_n.py::test_ordinal, 18 cases (skipped at head; the "
+        "base form of each passes on head's code)",
+        f"harmless suppression: {SHOUT} (skipped at head; its base form passes on head's code)",
+        "harmless suppression: tests/test_n.py::test_ordinal[x] (deselected at head; its base "
+        "form passes on head's code)"]
+
+
 def test_the_broken_test_file_deleted_blocks(chain: GitRepo) -> None:
     chain.rm("tests/test_util.py")
     commit(chain, {"app/util.py": BROKEN_SHOUT})

@@ -82,6 +82,21 @@ def test_collection_error_is_a_failure(repo: GitRepo) -> None:
     assert not run.green and run.output_tail
 
 
+def test_a_coloured_output_is_quoted_as_plain_text(repo: GitRepo) -> None:
+    # A project whose addopts colour pytest's output (humanize's ``--color=yes``): the report
+    # quotes the run's last lines, and the base oracle finds a test's "FAILED" line in them.
+    from agentgate.run.suppress import failure_line
+
+    repo.files({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--color=yes -rfE"\n',
+                "tests/test_red.py": "def test_red():\n    assert 1 == 2\n"})
+    repo.commit("coloured")
+    run = _run(repo.path, ("tests/test_red.py",)).runs[0]
+    assert run.failed_ids == ("tests/test_red.py::test_red",)
+    assert run.output_tail and not any("\x1b" in line for line in run.output_tail)
+    assert failure_line("tests/test_red.py::test_red", run.output_tail).startswith(
+        "FAILED tests/test_red.py::test_red - assert 1 == 2")
+
+
 def test_frozen_failure_is_reported_but_does_not_fail(repo: GitRepo) -> None:
     repo.write(
         "tests/test_flaky.py", "def test_flaky():\n    assert False\n\ndef test_fine():\n    pass\n"
