@@ -364,7 +364,14 @@ def _leaked(
         return None
     base = planned.witness.state_leaks if planned.witness is not None else None
     source = "the witness" if base is not None else None
-    if base is None and planned.base_given:
+    if base is not None and planned.base_given and leaks.new(found, base):
+        # What a library sets up as it is first imported leaks in whichever test imports it
+        # first: in a band without the base's first importer, another test is first. Those
+        # tests' files, run at the base, say whether they leave it there too.
+        again = _base_leaks(root, planned, leaks.fresh(found, base))
+        if again is not None:
+            base, source = base | again, "the witness, and a run of those test files at the base"
+    elif base is None and planned.base_given:
         base = _base_leaks(root, planned, found)
         source = "a run of those test files at the base" if base is not None else None
     lines = leaks.new(found, base)
@@ -403,10 +410,11 @@ def _ids_text(nodeids: list[str]) -> str:
 
 
 def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> frozenset[str] | None:
-    """Without a witness: what the leaking tests' files leave changed at the merge-base, run
-    there (a test file the patch did not change that leaked there already keeps the small
-    band: boltons' tbutils test sets ``sys.excepthook``); None when that run cannot say.
-    Collection alone leaking runs the band's own selection there."""
+    """What the leaking tests' files leave changed at the merge-base, run there (a test file
+    the patch did not change that leaked there already keeps the small band: boltons'
+    tbutils test sets ``sys.excepthook``); None when that run cannot say. Without a witness,
+    for every leak; with one, for the leaks it does not explain. Collection alone leaking
+    runs the band's own selection there."""
     from agentgate.core.errors import AgentgateError
     from agentgate.run import band, leaks
 

@@ -11,8 +11,10 @@ it: the tests that fail never ran the changed code.
 The outcome plugin reads that state around each test and around collection
 (``outcomes.process_state``); what a test's own setup or call changed and its teardown left
 changed is its leak. The witness keeps the leaks it saw at the base (``depgraph.STATE_LEAKS``).
-Without a witness, the leaking tests' files are run at the merge-base to see what they
-leave changed there (``flows.check._base_leaks``). A leak at head the base did not have -- a
+Without a witness, and for a leak the witness does not explain (what a library sets up at its
+first import leaks in whichever test imports it first, which moves with the band), the
+leaking tests' files are run at the merge-base to see what they leave changed there
+(``flows.check._base_leaks``). A leak at head the base did not have -- a
 key a test, or collection, did not leave changed there, or any leak when nothing can say --
 means the band cannot stand for the tests it left out: the check promotes and runs the whole
 suite, in one process (``flows.check``). Only keys are compared, not values: a temporary

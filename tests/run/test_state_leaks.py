@@ -94,6 +94,44 @@ def test_a_patch_that_leaks_what_the_base_leaked_keeps_its_band(
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
+LAZY_FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    # A module that sets the environment up as it is first imported: its first importer
+    # leaks, whichever test that is.
+    "app/lazy.py": "import os\n\nos.environ['LAZY_READY'] = '1'\n\n\n"
+                   "def value():\n    return 1\n",
+    "app/core.py": "def double(x):\n    return 2 * x\n",
+    "tests/test_a_first.py": "def test_first():\n    from app import lazy\n\n"
+                             "    assert lazy.value() == 1\n",
+    "tests/test_b_second.py": "from app.core import double\n\n\n"
+                              "def test_second():\n    from app import lazy\n\n"
+                              "    assert lazy.value() + double(1) == 3\n",
+}
+
+
+@pytest.fixture(scope="module")
+def lazy_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, LAZY_FILES)
+
+
+def test_a_leak_that_moves_to_the_first_importer_in_the_band_keeps_it(
+    lazy_recorded: tuple[GitRepo, str],
+) -> None:
+    # The witness saw test_first leave LAZY_READY set (it imported app.lazy first). The band
+    # of a change to app/core.py is test_second alone, which now imports it first and leaves
+    # it set: the witness does not say so for test_second, a run of its file at the base does.
+    # A new leak is still new after that run (the decimal attack above, with a witness).
+    repo, base = lazy_recorded
+    patch(repo, base, "core", {"app/core.py": "def double(x):\n    return x * 2\n"})
+    code, data = _check(repo, base)
+    assert data["witness"]["skipped"] == ["tests/test_a_first.py::test_first"]
+    assert leaks.PROMOTE_CODE not in _codes(data), data["reasons"]
+    assert code == 0
+    assert [r["label"] for r in data["results"]["runs"]] == ["band"]
+
+
 @pytest.mark.parametrize("args", [("--workers", "0"), ("--workers", "2"),
                                   ("--workers", "2", "--shadow")],
                          ids=["one-process", "two-workers", "two-workers-shadow"])
