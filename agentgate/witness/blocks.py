@@ -31,6 +31,9 @@ MISSING = "<missing>"
 # A dependency on one attribute of a module, read at run time (``watch``): ``.NAME``. No block
 # name starts with a dot.
 READ = "."
+# What a read of installed metadata, or the search for it, depends on: the files installing
+# the project makes its ``*.dist-info``/``*.egg-info`` from (``recorder``, ``patch``).
+PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 if TYPE_CHECKING:  # an alias only for the type checker: the plugin side stays 3.9-clean
     Source = str | bytes

@@ -27,7 +27,7 @@ from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
 from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
 from agentgate.witness import ambient, blocks, rebind
-from agentgate.witness.blocks import DIR, MISSING, MODULE
+from agentgate.witness.blocks import DIR, MISSING, MODULE, PACKAGING
 from agentgate.witness.rebind import REBOUND, Rebound
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -76,6 +76,11 @@ def compute(
     changed: dict[str, set[str]] = {}
     for change in changes:
         _record(change, texts, changed, witnessed)
+    if any(_metadata_folder(p) for c in changes for p in c.paths):
+        # Installed metadata committed to the tree (``app.dist-info/entry_points.txt``): what
+        # ``importlib.metadata`` finds, which the recording charges to the packaging files.
+        for name in PACKAGING:
+            changed.setdefault(name, set()).add(MODULE)
     rebound = Rebound() if unwatched is None else _rebind(
         root, old, _Changed(changes, texts, tests, changed), reach or (lambda _paths: witnessed),
         imports or {}, quiet_import, unwatched, witnessed, top_names)
@@ -199,6 +204,11 @@ def _record(
                 for other in witnessed:
                     if under(other, folder):
                         changed.setdefault(other, set()).add(MODULE)
+
+
+def _metadata_folder(path: str) -> bool:
+    return any(part.lower().endswith((".dist-info", ".egg-info"))
+               for part in path.split("/"))
 
 
 def compiled_source(path: str) -> str | None:

@@ -45,7 +45,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from agentgate.witness import carriers, children, harvest, lines, tracer, watch
+from agentgate.witness import blocks, carriers, children, harvest, lines, tracer, watch
 from agentgate.witness.harvest import Context, TestRun
 
 _ACTIVE: Recorder | None = None
@@ -128,7 +128,7 @@ _SKIP_PARTS = ("/.git/", "/__pycache__/", "/.pytest_cache/")
 # interpreter's fingerprint covers, and for the project itself from its packaging files.
 _METADATA_DIRS = (".dist-info", ".egg-info")
 AGENTGATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
-_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
+_PACKAGING = blocks.PACKAGING
 _REL_KNOWN_MAX = 100_000
 
 
@@ -669,7 +669,13 @@ class Recorder:
             if path is None:
                 self.context.flags.setdefault(_WHY[_AT], _describe(event, args))
                 return
-        if kind == _OPEN and _is_metadata(path):
+        if (kind == _OPEN and _is_metadata(path)) or (kind == _LIST and _metadata_search(frame)):
+            # Installed metadata, and the search for it: ``importlib.metadata`` lists every
+            # ``sys.path`` folder (the root, ``src``) for its ``*.dist-info``/``*.egg-info``
+            # names, which installing makes from the packaging files; counting the listing
+            # tied every entry-point test to every file added at the root (new-user trial,
+            # Markdown). A metadata folder committed to the tree changes the packaging
+            # files' node instead (``patch``).
             context.opened.update(_PACKAGING)
             if given is not None:
                 context.charged.add(given)
@@ -1068,6 +1074,18 @@ def _is_metadata(path: object) -> bool:
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     return isinstance(path, str) and any(d + os.sep in path for d in _METADATA_DIRS)
+
+
+# ``FastPath.children`` and ``FastPath.mtime``: the search for installed metadata in a
+# ``sys.path`` folder (the standard library's and the ``importlib_metadata`` backport's).
+_METADATA_SEARCH = (os.path.join("importlib", "metadata", "__init__.py"),
+                    os.path.join("importlib_metadata", "__init__.py"))
+
+
+def _metadata_search(frame: Any) -> bool:
+    code = getattr(frame, "f_code", None)
+    return (code is not None and code.co_name in ("children", "mtime")
+            and code.co_filename.endswith(_METADATA_SEARCH))
 
 
 def _past_imports(frame: Any) -> Any:
