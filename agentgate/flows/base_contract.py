@@ -14,6 +14,7 @@ notes.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from pathlib import Path
 
 from agentgate.core.config import PYTEST_CONFIG_FILES, Config
@@ -207,22 +208,53 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
     """The oracle's findings as reasons and notes."""
     out = [Reason("base-oracle-incomplete", Verdict.FAILED, p) for p in found.problems]
     notes = _harmless([j for j in found.suppressed if j.oracle != "failed"])
-    for j in found.suppressed:
-        if j.oracle != "failed":
-            continue
-        if j.nodeid in ok:
-            notes.append(f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)")
-        else:
-            out.append(Reason("suppressed-failure", Verdict.BLOCKED, f"{j.nodeid} fails in "
-                              f"its base form on head's code ({j.failure}) and the patch hid "
-                              f"it: {j.head} at head", path=_file(j.nodeid)))
+    hidden = [j for j in found.suppressed if j.oracle == "failed"]
+    notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)"
+              for j in hidden if j.nodeid in ok]
+    out += _suppressed([j for j in hidden if j.nodeid not in ok])
     out += [_rewritten(j, rule) for j in found.rewritten if j.nodeid not in ok]
     notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} (rewritten)"
               for j in found.rewritten if j.nodeid in ok]
-    out += [Reason("harness-hid-failure", Verdict.BLOCKED, f"{n} fails under the base's "
-                   "harness on head's code but not under the patch's harness",
-                   path=_file(n)) for n in found.harness_hidden]
+    for test, ids in _by_test(found.harness_hidden).items():
+        what = (f"{ids[0]} fails" if len(ids) == 1
+                else f"{test}: {len(ids)} cases ({_named(ids)}) fail")
+        out.append(Reason("harness-hid-failure", Verdict.BLOCKED, f"{what} under the base's "
+                          "harness on head's code but not under the patch's harness",
+                          path=_file(test)))
     return out, notes
+
+
+def _suppressed(judged: list[suppress.Judged]) -> list[Reason]:
+    """One blocking reason per hidden failure; the cases of one parametrized test hidden
+    alike in one reason, which names them (a conftest that deselected click's 35-case
+    ``test_styling`` wrote 35 reasons)."""
+    groups: dict[tuple[str, str], list[suppress.Judged]] = {}
+    for j in judged:
+        groups.setdefault((j.nodeid.split("[", 1)[0], j.head), []).append(j)
+    out = []
+    for (test, head), cases in groups.items():
+        first = cases[0]
+        if len(cases) == 1:
+            detail = (f"{first.nodeid} fails in its base form on head's code ({first.failure}) "
+                      f"and the patch hid it: {head} at head")
+        else:
+            detail = (f"{test}: {len(cases)} cases fail in their base form on head's code "
+                      f"({_named([j.nodeid for j in cases])}; the first: {first.failure}) and "
+                      f"the patch hid them: {head} at head")
+        out.append(Reason("suppressed-failure", Verdict.BLOCKED, detail, path=_file(test)))
+    return out
+
+
+def _by_test(nodeids: Iterable[str]) -> dict[str, list[str]]:
+    """Node ids by the test they are cases of (``test_f[1]``, ``test_f[2]`` -> ``test_f``)."""
+    found: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        found.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
+    return found
+
+
+def _named(ids: list[str]) -> str:
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def _harmless(judged: list[suppress.Judged]) -> list[str]:

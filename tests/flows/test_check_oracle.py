@@ -88,6 +88,38 @@ def test_the_harmless_cases_of_one_parametrized_test_are_one_note() -> None:
         "form passes on head's code)"]
 
 
+def test_the_hidden_cases_of_one_parametrized_test_are_one_reason() -> None:
+    from agentgate.flows.base_contract import _suppressed
+    from agentgate.run.suppress import Judged
+
+    cases = [Judged(f"tests/test_u.py::test_styling[{i}]", "deselected", "failed",
+                    f"FAILED case {i}") for i in range(35)]
+    found = _suppressed([*cases, Judged(SHOUT, "skipped", "failed", "FAILED shout")])
+    assert [(r.code, r.verdict.exit_code, r.path) for r in found] == [
+        ("suppressed-failure", 4, "tests/test_u.py"),
+        ("suppressed-failure", 4, "tests/test_util.py")]
+    assert found[0].detail == (
+        "tests/test_u.py::test_styling: 35 cases fail in their base form on head's code "
+        "(tests/test_u.py::test_styling[0], tests/test_u.py::test_styling[1], "
+        "tests/test_u.py::test_styling[2] and 32 more; the first: FAILED case 0) and the patch "
+        "hid them: deselected at head")
+    assert found[1].detail == (f"{SHOUT} fails in its base form on head's code (FAILED shout) "
+                               "and the patch hid it: skipped at head")
+
+
+def test_the_cases_a_harness_hid_are_one_reason_per_test() -> None:
+    from agentgate.flows.base_contract import reasons as oracle_reasons
+    from agentgate.run.oracle import OracleReport
+
+    found, _notes = oracle_reasons(OracleReport(harness_hidden=(
+        "tests/t.py::f[1]", "tests/t.py::f[2]", "tests/t.py::g")), "block", frozenset())
+    assert [(r.code, r.detail) for r in found] == [
+        ("harness-hid-failure", "tests/t.py::f: 2 cases (tests/t.py::f[1], tests/t.py::f[2]) "
+         "fail under the base's harness on head's code but not under the patch's harness"),
+        ("harness-hid-failure", "tests/t.py::g fails under the base's harness on head's code "
+         "but not under the patch's harness")]
+
+
 def test_the_broken_test_file_deleted_blocks(chain: GitRepo) -> None:
     chain.rm("tests/test_util.py")
     commit(chain, {"app/util.py": BROKEN_SHOUT})
