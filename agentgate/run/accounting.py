@@ -89,11 +89,16 @@ def _selected(data: Mapping[str, Any], selection: Sequence[str]) -> list[Problem
     problems = []
     among_deselected, among_seen = _among(deselected), _among(collected | deselected)
     dropped = tuple(n for n in selection if "::" in n and among_deselected(n))
-    if dropped:
+    # A file selected whole whose tests were all deselected: deselected, not missing.
+    emptied = tuple(f for f in selection if "::" not in f and not _in_file(collected, f)
+                    and _in_file(deselected, f))
+    if dropped or emptied:
         problems.append(Problem("deselected", Verdict.FAILED,
-                                "selected tests were deselected by the harness", dropped))
+                                "selected tests were deselected by the harness",
+                                dropped + emptied))
     absent = tuple(n for n in selection if "::" in n and not among_seen(n))
-    absent += tuple(f for f in selection if "::" not in f and not _in_file(collected, f))
+    absent += tuple(f for f in selection if "::" not in f and not _in_file(collected, f)
+                    and f not in emptied)
     if absent:
         problems.append(Problem("not-collected", Verdict.FAILED,
                                 "selected tests were not collected", absent))

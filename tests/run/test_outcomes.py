@@ -253,6 +253,18 @@ def test_deselection_by_the_harness_fails(pytester: pytest.Pytester) -> None:
     assert _codes(problems) == [("deselected", ("test_it.py::test_b",))]
 
 
+def test_a_file_whose_tests_the_harness_all_deselected_is_named_as_deselected(
+    pytester: pytest.Pytester,
+) -> None:
+    # A file selected whole (no witness) whose every test a conftest deselects: the harness
+    # dropped them, they did not fail to collect (new-user trial: "not collected").
+    pytester.makeconftest(DESELECT_ALL_BUT_FIRST)
+    pytester.makepyfile(test_a_first="def test_kept():\n    pass\n",
+                        test_b_gone="def test_b():\n    assert 0\n")
+    problems = _account(pytester, ["test_a_first.py", "test_b_gone.py"])
+    assert _codes(problems) == [("deselected", ("test_b_gone.py",))]
+
+
 def test_a_rewritten_outcome_blocks(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(REWRITE_CONFTEST)
     pytester.makepyfile(test_it="def test_a():\n    assert 0\n")
