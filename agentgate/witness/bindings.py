@@ -34,7 +34,8 @@ _BYPASS = watch.BYPASS
 # its attribute lookup): the code's own namespace, by ``globals()`` or in evaluated text, and
 # lookups that bypass the module's class (``object.__getattribute__(m, name)``).
 _OPAQUE_CALLS = frozenset({"globals", "locals", "eval", "exec", "__import__"})
-_OWN_NAMESPACE = frozenset({"globals", "locals", "vars"})
+# ``dir()`` too: the names of the scope it runs in (a module's, a class body's), as ``vars()``.
+_OWN_NAMESPACE = frozenset({"globals", "locals", "vars", "dir"})
 _LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
              ast.SetComp, ast.DictComp)
 
@@ -332,7 +333,9 @@ def _scan(nodes: list[ast.AST], imported: Iterable[str],
                     called == "vars" and not node.args)
                 attrs |= literal
                 module_attrs |= literal if on_module else set()
-                dynamic = dynamic or computed
+                # ``dir(builtins)``, ``getattr(os, name)``: a standard-library module's names
+                # or values, never a class attribute of the project's.
+                dynamic = dynamic or (computed and not _outside(receiver, foreign))
                 dynamic_modules = dynamic_modules or (computed and on_module)
     if own_namespace:
         # What the namespace holds may be a module (``globals()["limits"].LIMIT``): every

@@ -843,3 +843,31 @@ def test_a_function_storing_into_what_another_name_holds_is_not_pure() -> None:
     into the function's own."""
     found = bindings.pure_functions(THROUGH.encode(), ["_fill", "_append", "_mine"])
     assert found == {"_mine"}
+
+
+MESSAGES = ("class Message:\n    message = ''\n\n\n"
+            "class UnusedImport(Message):\n    message = '%r imported but unused'\n")
+# pyflakes' checker.py (new-user trial): the class attribute a message class rebinds reached
+# every test through ``builtin_vars = dir(builtins)`` (names computed: any class attribute?)
+# and ``names = dir()`` in a class body, and the module rule ran all 730 tests.
+CHECKER = ("import builtins\n\nfrom app import messages\n\n"
+           "builtin_vars = dir(builtins)\n\n\n"
+           "class Magic:\n    names = dir()\n\n\n"
+           "class Checker:\n    builtins = set(builtin_vars)\n\n"
+           "    def report(self):\n        return messages.UnusedImport\n")
+
+
+def test_names_a_standard_library_module_or_a_scope_lists_are_no_class_attribute_read() -> None:
+    old = MESSAGES.encode()
+    new = MESSAGES.replace("but unused", "but not used").encode()
+    picker = (b"from app import messages\n\nFIELD = 'message'\n"
+              b"PICKED = getattr(messages.Message, FIELD)\n")
+    universe = {"app/__init__.py": b"", "app/messages.py": old, "app/checker.py": CHECKER.encode(),
+                "app/picker.py": picker}
+    found = rebind.judge({"app/messages.py": (old, new)}, universe, quiet_import=lambda _p: True,
+                         unwatched=frozenset(), known=set(universe), top_names=frozenset({"app"}))
+    assert found.fallback == frozenset()
+    assert found.rebound.names["app/messages.py"] == {"UnusedImport"}
+    assert "app/checker.py" not in found.rebound.names
+    # The twin: a name computed on the project's class may read the changed attribute.
+    assert found.rebound.names["app/picker.py"] == {"PICKED"}
