@@ -37,10 +37,14 @@ def found(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, dict[str, str]]
     for data in seen:
         if not isinstance(data, Mapping):
             continue
-        tests = data.get("leaks")
-        for nodeid, keys in (tests.items() if isinstance(tests, Mapping) else ()):
-            if isinstance(keys, Mapping) and keys:
-                leaks.setdefault(str(nodeid), {}).update({str(k): str(v) for k, v in keys.items()})
+        # A test's own leaks, and what a shared fixture its setup set up left changed
+        # (``outcomes.StateLeaks.fixture_leaks``, keys naming the fixture).
+        for field in ("leaks", "fixture_leaks"):
+            tests = data.get(field)
+            for nodeid, keys in (tests.items() if isinstance(tests, Mapping) else ()):
+                if isinstance(keys, Mapping) and keys:
+                    leaks.setdefault(str(nodeid), {}).update(
+                        {str(k): str(v) for k, v in keys.items()})
         collection = data.get("collection_leaks")
         if isinstance(collection, Mapping) and collection:
             leaks.setdefault(COLLECTION, {}).update(

@@ -643,9 +643,11 @@ class Outcomes:
         known = set(self.deselected)
         self.deselected += [n for n in seen.get("deselected", ()) if n not in known]
         self.altered += [str(a) for a in seen.get("altered", ()) if a not in self.altered]
-        leaks = seen.get("leaks")
-        if isinstance(leaks, dict):
-            self.state.leaks.update(leaks)
+        for field, held in (("leaks", self.state.leaks),
+                            ("fixture_leaks", self.state.fixture_leaks)):
+            found = seen.get(field)
+            if isinstance(found, dict):
+                held.update(found)
         collection = seen.get("collection_leaks")
         if isinstance(collection, dict):
             self.state.collection_leaks.update(collection)
@@ -688,19 +690,24 @@ class StateLeaks:
     """The process state each test changed and left changed, by node id, and what collection
     changed (``process_state``). Readings of the test now running: before its setup, after
     its call; the keys its own code changed (``_touched``); keys a fixture of a wider scope
-    changed in its setup are the harness's (``_harness``). Its wrappers are the innermost
-    (``trylast``), inside pytest's own per-phase set-up."""
+    changed in its setup are the harness's (``_harness``), and are kept apart, under the
+    test whose setup set it up (``fixture_leaks``): a shared fixture calling code under test
+    that leaves state changed is judged against the base as a test is. Its wrappers are the
+    innermost (``trylast``), inside pytest's own per-phase set-up."""
 
     def __init__(self) -> None:
         self.leaks: dict[str, dict[str, str]] = {}
         self.collection_leaks: dict[str, str] = {}
+        self.fixture_leaks: dict[str, dict[str, str]] = {}
+        self._item = ""  # the test whose setup runs now
         self._session_state: dict[str, object] = {}
         self._states: list[dict[str, object]] = []
         self._touched: set[str] = set()
         self._harness: set[str] = set()
 
     def data(self) -> dict[str, Any]:
-        return {"leaks": self.leaks, "collection_leaks": self.collection_leaks}
+        return {"leaks": self.leaks, "collection_leaks": self.collection_leaks,
+                "fixture_leaks": self.fixture_leaks}
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self) -> None:
@@ -714,6 +721,7 @@ class StateLeaks:
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         self._states, self._touched, self._harness = [_reading()], set(), set()
+        self._item = item.nodeid
         return (yield)
 
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -733,14 +741,22 @@ class StateLeaks:
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any) -> Generator[None, None, object]:
         """What a fixture of a wider scope than the test sets up (a session's environment
-        variable) is the harness's state, not a leak of the test that first asked for it."""
+        variable) is the harness's state, not a leak of the test that first asked for it. It
+        stays for the tests after it all the same: kept as the fixture's, under that test,
+        and judged against the base (a session fixture calling changed code that sets
+        ``decimal.getcontext().prec``)."""
         if getattr(fixturedef, "scope", "function") == "function":
             return (yield)
         before = _reading()
         try:
             return (yield)
         finally:
-            self._harness.update(changed(before, _reading()))
+            made = changed(before, _reading())
+            self._harness.update(made)
+            if made and self._item:
+                name = getattr(fixturedef, "argname", "?")
+                self.fixture_leaks.setdefault(self._item, {}).update(
+                    {f"{key} (fixture {name})": value for key, value in made.items()})
 
     def _after(self, item: pytest.Item, when: str) -> None:
         """After the call and after the teardown: a key the test's setup (less a wider

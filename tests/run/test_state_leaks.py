@@ -94,6 +94,41 @@ def test_a_patch_that_leaks_what_the_base_leaked_keeps_its_band(
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
+# The leak through a shared fixture: a session fixture calls code under test, which at head
+# sets the decimal precision. The fixture's set-up is the harness's, not its first test's
+# leak, but the state stays for every test after it.
+SHARED_FILES = {
+    **FILES,
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(scope='session')\n"
+                         "def ready():\n    from app.money import total\n\n"
+                         "    return total('1', '2')\n",
+    "tests/test_a_money.py": "from app.money import total\n\n\n"
+                             "def test_total(ready):\n"
+                             "    assert str(total('1.5', '2.25')) == '3.75'\n",
+}
+
+
+@pytest.fixture(scope="module")
+def shared_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, SHARED_FILES)
+
+
+@pytest.mark.parametrize("money", [LEAKY_CALL, HARMLESS], ids=["leak", "harmless"])
+def test_a_leak_a_shared_fixture_sets_up_is_judged_against_the_base(
+    shared_recorded: tuple[GitRepo, str], money: str, request: pytest.FixtureRequest,
+) -> None:
+    repo, base = shared_recorded
+    patch(repo, base, "shared-" + request.node.callspec.id, {"app/money.py": money})
+    code, data = _check(repo, base)
+    assert data["witness"]["skipped"] == [REPORT_TEST]
+    if money is HARMLESS:  # the twin: the fixture set up nothing new
+        assert (code, leaks.PROMOTE_CODE in _codes(data)) == (0, False), data["reasons"]
+        return
+    leak = next(r for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+    assert "decimal.prec (fixture ready) = 4" in leak["detail"]
+    assert code == 1  # the whole suite ran, and the report test failed after the fixture
+
+
 LAZY_FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
