@@ -20,6 +20,7 @@ from pathlib import Path
 from agentgate.core.config import PYTEST_CONFIG_FILES, Config
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
+from agentgate.flows.check_results import ids_text
 from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
@@ -217,7 +218,7 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
               for j in found.rewritten if j.nodeid in ok]
     for test, ids in _by_test(found.harness_hidden).items():
         what = (f"{ids[0]} fails" if len(ids) == 1
-                else f"{test}: {len(ids)} cases ({_named(ids)}) fail")
+                else f"{test}: {len(ids)} cases ({ids_text(ids, 3)}) fail")
         out.append(Reason("harness-hid-failure", Verdict.BLOCKED, f"{what} under the base's "
                           "harness on head's code but not under the patch's harness",
                           path=_file(test)))
@@ -239,7 +240,7 @@ def _suppressed(judged: list[suppress.Judged]) -> list[Reason]:
                       f"and the patch hid it: {head} at head")
         else:
             detail = (f"{test}: {len(cases)} cases fail in their base form on head's code "
-                      f"({_named([j.nodeid for j in cases])}; the first: {first.failure}) and "
+                      f"({ids_text([j.nodeid for j in cases], 3)}; the first: {first.failure}) and "
                       f"the patch hid them: {head} at head")
         out.append(Reason("suppressed-failure", Verdict.BLOCKED, detail, path=_file(test)))
     return out
@@ -251,10 +252,6 @@ def _by_test(nodeids: Iterable[str]) -> dict[str, list[str]]:
     for nodeid in nodeids:
         found.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
     return found
-
-
-def _named(ids: list[str]) -> str:
-    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def _harmless(judged: list[suppress.Judged]) -> list[str]:

@@ -400,13 +400,10 @@ def _without_leakers(
         return []
     alone = band.run_band(root, config, tree, dataclasses.replace(
         spec, selection=rest, shadow=False, property_band=()), frozen, display=display)
-    told = f" (run without {_ids_text(sorted(leakers - {''}))}, which left state changed)"
+    told = (f" (run without {checkrun_results.ids_text(sorted(leakers - {''}), 3)}, which left "
+            "state changed)")
     return [dataclasses.replace(r, detail=r.detail + told)
             for r in checkrun_results.run_reasons(alone, rest)]
-
-
-def _ids_text(nodeids: list[str]) -> str:
-    return ", ".join(nodeids[:3]) + (f" and {len(nodeids) - 3} more" if len(nodeids) > 3 else "")
 
 
 def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> frozenset[str] | None:

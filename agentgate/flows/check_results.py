@@ -42,7 +42,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
         reasons.append(Reason(
             "shadow-missed", Verdict.FAILED,
             f"the full suite failed {len(missed)} test(s) the band did not select "
-            f"({_ids(missed)}): the planner missed a dependency", path=_first_file(missed),
+            f"({ids_text(missed)}): the planner missed a dependency", path=_first_file(missed),
         ))
     return reasons
 
@@ -50,7 +50,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
 def _accounting_reason(problem: accounting.Problem) -> Reason:
     """A test agentgate selected that produced no outcome it recorded, or one the harness
     reported as other than what happened (issue 11)."""
-    detail = problem.detail + (f": {_ids(problem.nodeids)}" if problem.nodeids else "")
+    detail = problem.detail + (f": {ids_text(problem.nodeids)}" if problem.nodeids else "")
     return Reason(problem.code, problem.verdict, detail, path=_first_file(problem.nodeids))
 
 
@@ -64,7 +64,8 @@ def _failure_detail(run: band.RunResult) -> str:
     if run.timed_out:
         return f"the {_named(run)} run was stopped at the time limit ({run.duration:.0f} s)"
     if run.failed_ids:
-        return f"{len(run.failed_ids)} test(s) failed in the {_named(run)}: {_ids(run.failed_ids)}"
+        return (f"{len(run.failed_ids)} test(s) failed in the {_named(run)}: "
+                f"{ids_text(run.failed_ids)}")
     return f"pytest exited {run.exit_code} in the {_named(run)} without a test failure " \
            "(usage, collection or internal error; see the output)"
 
@@ -79,12 +80,14 @@ def _named(run: band.RunResult) -> str:
 
 def _property_detail(run: band.RunResult) -> str:
     what = "timed out" if run.timed_out else (
-        f"failed ({_ids(run.failed_ids)})" if run.failed_ids else f"errored (exit {run.exit_code})")
+        f"failed ({ids_text(run.failed_ids)})" if run.failed_ids
+        else f"errored (exit {run.exit_code})")
     return f"property band {what} with --hypothesis-seed={run.seed}; it is never retried on " \
            "another seed: reproduce with that seed and fix the code or the property"
 
 
-def _ids(ids: Iterable[str], limit: int = 5) -> str:
+def ids_text(ids: Iterable[str], limit: int = 5) -> str:
+    """The first ``limit`` node ids, and how many more."""
     ids = list(ids)
     more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
     return ", ".join(ids[:limit]) + more
