@@ -321,7 +321,12 @@ def _root_conftest(
     inp: PlanInput, graph: ImportGraph, closure: Mapping[str, str | None], impact: _Impact
 ) -> list[Reason]:
     """The root conftest can reshape collection of every test (hooks, plugins, deselection):
-    changed, or importing something changed, it needs the whole suite."""
+    changed, it needs the whole suite. Importing something changed, it puts every test in the
+    band (``_select``) without promoting (issue 12: a conftest that imports the package is
+    the common case, and a promotion would discard the witness). The witness narrows it
+    soundly: what the conftest's import ran, and what its hooks ran at start-up and
+    collection, is ``COLLECT``, which every test depends on; what its fixtures and per-test
+    hooks ran is charged to the tests that ran them."""
     if CONFTEST in impact.conftests:
         return [_promote("root-conftest", "root conftest.py changed: it governs every "
                          "test's collection; full suite required", CONFTEST)]
@@ -330,8 +335,9 @@ def _root_conftest(
             if _uncertain_only(graph, impact, name):
                 return []
             route = " -> ".join(_chain_paths(graph, closure, name, impact))
-            return [_promote("root-conftest", f"root conftest.py imports changed code "
-                             f"({route}); full suite required", CONFTEST)]
+            return [Reason("root-conftest-imports", Verdict.SCOPED, f"root conftest.py "
+                           f"imports changed code ({route}): every test runs under it, and "
+                           "a witness narrows them to what ran the change", path=CONFTEST)]
     return []
 
 

@@ -7,13 +7,17 @@ witness, and a complete, fresh witness skips the tests that ran nothing changed.
 A root conftest that puts a computed folder on sys.path: a local uncertainty,
 not a global promotion. Every test is under the root conftest, so every test file runs
 without a witness; a witness narrows that to the tests that ran the change. The root
-conftest changing, or importing changed code, still promotes. The same for a root conftest
+conftest changing still promotes; importing changed code, every test runs without a witness,
+and a witness narrows it to the tests that ran the change, every test where the conftest
+ran it at start-up, in a hook or an autouse fixture. The same for a root conftest
 that imports a module by a computed name: what it loaded at the base is in every test's
 witness, so a witness narrows it only where the loaded code did not change."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from agentgate.flows import check as checkrun
 from tests.support.git_repo import GitRepo, run_agentgate
@@ -72,11 +76,59 @@ def test_the_root_conftest_changing_still_promotes_and_discards_the_witness(
     assert _reason(data, "root-conftest")["path"] == "conftest.py"
 
 
-def test_a_root_conftest_importing_the_change_still_promotes(repo: GitRepo) -> None:
-    files = {**FILES, "conftest.py": COMPUTED + "import app.core  # noqa: F401\n"}
-    data = _plan(repo, ONE_CHANGED, files)
-    assert data["verdict"] == "promote"
-    assert "imports changed code" in _reason(data, "root-conftest")["detail"]
+IMPORTING = {**FILES, "conftest.py": "import app.core  # noqa: F401\n"}
+
+
+def test_a_root_conftest_importing_the_change_runs_every_test_file_scoped(
+    repo: GitRepo,
+) -> None:
+    # Issue 12: parso's root conftest imports the package, so every code change promoted
+    # and discarded the witness. Every test still runs without one, but as a scoped plan.
+    data = _plan(repo, ONE_CHANGED, IMPORTING)
+    assert (data["verdict"], data["tests"]) == ("scoped", EVERY)
+    reason = _reason(data, "root-conftest-imports")
+    assert (reason["path"], reason["verdict"]) == ("conftest.py", "scoped")
+    assert "conftest.py -> app/core.py" in reason["detail"]
+    assert data["why"]["tests/test_plain.py"] == [
+        "tests/test_plain.py", "conftest.py", "app/core.py"]
+    assert not [r for r in data["reasons"] if r["code"] == "root-conftest"]
+
+
+def test_a_witness_narrows_a_root_conftest_importing_the_change(repo: GitRepo) -> None:
+    data = _plan(repo, ONE_CHANGED, IMPORTING, witness=True)
+    assert (data["verdict"], data["tests"]) == ("scoped", ["tests/test_one.py::test_one"])
+
+
+# The attacks on that narrowing: the root conftest runs the changed function outside any
+# test's own code. Each must put every test in the band, test_plain's included.
+RUNS_THE_CHANGE = {
+    "at its import": "import os\n\nfrom app.core import one\n\n"
+    "os.environ['APP_ONE'] = str(one())\n",
+    "in a collection hook": "from app.core import one\n\n\n"
+    "def pytest_collection_modifyitems(items):\n    assert one() == 1\n",
+    "in an autouse fixture": "import pytest\n\nfrom app.core import one\n\n\n"
+    "@pytest.fixture(autouse=True)\ndef _check():\n    assert one() == 1\n",
+}
+
+
+def test_a_name_the_root_conftest_binds_from_the_change_at_import_reruns_only_its_readers(
+    repo: GitRepo,
+) -> None:
+    # The legitimate side: one() is pure and only binds START, which no test reads.
+    files = {**FILES, "conftest.py": "from app.core import one\n\nSTART = one()\n"}
+    data = _plan(repo, ONE_CHANGED, files, witness=True)
+    assert (data["verdict"], data["tests"]) == ("scoped", ["tests/test_one.py::test_one"])
+
+
+@pytest.mark.parametrize("where", list(RUNS_THE_CHANGE))
+def test_what_the_root_conftest_runs_of_the_change_reruns_every_test(
+    repo: GitRepo, where: str
+) -> None:
+    files = {**FILES, "conftest.py": RUNS_THE_CHANGE[where]}
+    data = _plan(repo, ONE_CHANGED, files, witness=True)
+    assert data["verdict"] == "scoped"
+    assert data["tests"] == ["tests/test_one.py::test_one", "tests/test_plain.py::test_plain",
+                             "tests/test_two.py::test_two"]
 
 
 LOADER = {

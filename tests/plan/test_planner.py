@@ -132,12 +132,14 @@ def test_conftest_importing_changed_code_impacts_its_folder() -> None:
         "tests/unit/test_fast.py", "tests/unit/conftest.py", "app/util.py")
 
 
-def test_root_conftest_changed_or_reaching_a_change_promotes() -> None:
+def test_root_conftest_changed_promotes_and_reaching_a_change_runs_every_test() -> None:
     p = run(M("conftest.py"))
     assert codes(p) == ["root-conftest"]
     assert p.tests == p.suite
     g = graph({**MODULES, "conftest": "conftest.py"}, {**IMPORTS, "conftest": {"app.util"}})
-    assert codes(run(M("app/util.py"), g=g)) == ["root-conftest"]
+    reaching = run(M("app/util.py"), g=g)
+    assert [r.code for r in reaching.reasons] == ["root-conftest-imports"]
+    assert (reaching.promoted, reaching.tests) == (False, reaching.suite)
     assert codes(run(M("app/pricing/rates.py"), g=g)) == []
 
 
