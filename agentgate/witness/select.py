@@ -51,6 +51,9 @@ class Decision:
     nodeid: str  # a node id, or a test file path for file-level decisions
     label: str
     detail: str = ""
+    # Its node id is the one head collects (``_exact``): it runs alone, not with every
+    # parameter of its function.
+    exact: bool = False
 
     @property
     def runs(self) -> bool:
@@ -207,7 +210,8 @@ def classify(
             continue
         label, detail = _label(test, patch, tainted, config, frozen, drift,
                                uses=impact.uses(test, users))
-        decisions.append(Decision(test.nodeid, label, detail))
+        exact = label == IMPACTED and _exact(test, patch, tainted)
+        decisions.append(Decision(test.nodeid, label, detail, exact))
     decisions = _import_checks(witness, patch, decisions)
     unknown = sorted(frozen - set(witness.tests))
     decisions += [Decision(n, FROZEN, "in the freeze ledger (not in the witness)") for n in unknown]
@@ -251,6 +255,24 @@ def _label(
     return IMPACTED, why
 
 
+def _exact(test: TestEntry, patch: Patch, tainted: dict[str, str]) -> bool:
+    """Whether an impacted test keeps its node id at head, so that it can run alone: a
+    parametrized test's ids are made at collection, from its file, what that file imported
+    and what ran while collecting (the test file's node and ``COLLECT``, both among its
+    deps), its fixtures' definitions (conftests: ``FIXTURE_DRIFT``) and pytest's options.
+    When none of those changed and the test is impacted only by a block it ran changing,
+    its id is the one the witness holds. Anything else -- a changed test file, a tainted
+    dep, a name a module-level change rebound (``@parametrize('n', [LIMIT])``), pytest's
+    configuration -- runs every parameter of its function, as ids may have changed."""
+    if test.file in patch.changed or test.file in patch.test_files or patch.rebound.names \
+            or patch.pytest_config:
+        return False
+    if "[" not in test.nodeid or any(d in tainted for d in test.deps):
+        return False
+    why = impact.hit(test.units, patch.changed, patch.appeared)
+    return why is not None and "::" in why
+
+
 def _import_checks(witness: Witness, patch: Patch, decisions: list[Decision]) -> list[Decision]:
     """A module whose module level changed by binding names runs at least one test that
     imports it: a changed statement that raises at import (``X = table["gone"]``) fails
@@ -282,7 +304,8 @@ def _file_decisions(witness: Witness, patch: Patch) -> list[Decision]:
 def selection(decisions: list[Decision], patch: Patch, witness: Witness) -> tuple[str, ...]:
     """pytest arguments for every decision that runs. A test file whose module level
     changed runs whole (its tests may have new ids); an impacted parametrized test runs
-    all its parameters (its ids may have changed with its data)."""
+    all its parameters (its ids may have changed with its data) unless its id cannot have
+    changed (``_exact``)."""
     whole = {p for p, kind in patch.test_files.items() if kind in ("added", "module")}
     whole |= {d.nodeid for d in decisions if d.runs and "::" not in d.nodeid}
     chosen: dict[str, None] = dict.fromkeys(sorted(whole))
@@ -291,7 +314,7 @@ def selection(decisions: list[Decision], patch: Patch, witness: Witness) -> tupl
             continue
         if decision.nodeid.split("::", 1)[0] in whole:
             continue
-        exact = decision.label == FROZEN
+        exact = decision.label == FROZEN or decision.exact
         chosen.setdefault(decision.nodeid if exact else _base_id(decision.nodeid), None)
     return tuple(chosen)
 
