@@ -107,6 +107,16 @@ PROJECTS = {
                      "`bin/pyflakes` script in a Python subprocess",
                      exclude=("pyflakes/test/",)),
 }
+# Shapes tried beside the default run (``--projects parso,sqlparse,more-itertools``).
+TRIAL_PROJECTS = {
+    "parso": Spec("parso", "0.8.4", ("parso",),
+                  "flat layout; a root conftest that imports the package; grammar files "
+                  "inside the package read at run time"),
+    "sqlparse": Spec("sqlparse", "0.5.1", ("sqlparse",),
+                     "flat layout; tests read `.sql` files through a conftest fixture"),
+    "more-itertools": Spec("more-itertools", "10.5.0", ("more_itertools",),
+                           "flat layout; two large unittest modules"),
+}
 # humanize's tests, Markdown's (tests/test_apis.py imports yaml); the rest is witness_bench's
 EXTRA_PACKAGES = ("freezegun==1.5.5", "PyYAML==6.0.2")
 TIMEOUT_FACTOR = 20  # a mutant that makes the suite run this much longer loops: dropped
@@ -329,7 +339,7 @@ def measure(repo: Path, python: Path, w: str, work: Path, full: wb.Run) -> dict[
 
 def bench_project(name: str, python: Path, args: argparse.Namespace,
                   work: Path) -> report.Project:
-    spec = PROJECTS[name]
+    spec = PROJECTS.get(name) or TRIAL_PROJECTS[name]
     repo, w = prepare(name, spec, work)
     print(f"== {name} {spec.version}: recording cost", flush=True)
     costs = recording(repo, python, args.reps, work)
