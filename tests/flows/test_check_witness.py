@@ -117,13 +117,13 @@ PARAMETRIZED = ("import pytest\nfrom app.core import lookup, other\n\n\n"
                 "def test_other():\n    assert other() == 2\n")
 
 
-def test_an_impacted_parametrized_test_runs_every_case_and_accounts_cleanly(
+def test_impacted_cases_with_awkward_ids_run_alone_and_account_cleanly(
     repo: GitRepo,
 ) -> None:
-    """The witness selects an impacted parametrized test without its parameters (its ids
-    may change with its data): each case pytest collects for it accounts for it, as it
-    does on a real project (click's ``test_int_option[args0-I:[84]]``). Selected that way,
-    every one was "not collected" and the band failed."""
+    """Each impacted case is selected by its own id when only a block it ran changed
+    (``witness.select._exact``), ids with brackets, colons and quotes included, as on a real
+    project (click's ``test_int_option[args0-I:[84]]``): each is collected and accounted
+    for. (Selected without its parameters, every case once was "not collected".)"""
     repo.files({**FILES, "tests/test_core.py": PARAMETRIZED})
     base = repo.commit("initial")
     assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
@@ -132,7 +132,9 @@ def test_an_impacted_parametrized_test_runs_every_case_and_accounts_cleanly(
     checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     data = json.loads(checked.stdout)
-    assert data["tests"] == ["tests/test_core.py::test_lookup"]
+    assert data["tests"] == ["tests/test_core.py::test_lookup[1]",
+                             "tests/test_core.py::test_lookup[I:[84]]",
+                             "tests/test_core.py::test_lookup[it's]"]
     assert (data["results"]["passed"], data["results"]["failed"]) == (3, 0)
 
 

@@ -32,6 +32,9 @@ FILES = {
     "def pytest_generate_tests(metafunc):\n"
     "    if 'n' in metafunc.fixturenames:\n        metafunc.parametrize('n', cases())\n\n\n"
     "def test_made(n):\n    assert kind(n) in ('one', 'two')\n",
+    "tests/test_colons.py": "import pytest\n\nfrom app.core import kind\n\n\n"
+    "@pytest.mark.parametrize('s', ['a::b'])\n"
+    "def test_colons(s):\n    assert kind(2) in ('one', 'two')\n",
     "tests/test_limit.py": "import pytest\n\nfrom app.core import kind\nfrom app.limits import "
     "LIMIT\n\n\n@pytest.mark.parametrize('n', [1, LIMIT])\n"
     "def test_limit(n):\n    assert kind(n) in ('one', 'two')\n",
@@ -56,6 +59,8 @@ def test_a_changed_branch_runs_only_the_parameters_that_ran_it(
     assert "tests/test_kinds.py::test_kind[2]" in band
     assert "tests/test_kinds.py::test_kind[1]" not in band
     assert "tests/test_kinds.py::test_kind" not in band
+    # An id pytest would split at its "::" runs as the whole function.
+    assert "tests/test_colons.py::test_colons" in band
 
 
 def test_the_band_runs_an_exact_parameter_and_fails_on_it(
@@ -66,8 +71,9 @@ def test_the_band_runs_an_exact_parameter_and_fails_on_it(
     done = run_agentgate("check", "--base", w, "--format", "json", cwd=repo.path)
     assert done.returncode == 1, done.stdout + done.stderr
     results = json.loads(done.stdout)["results"]
-    assert (results["selected"], results["failed"]) == (3, 3)
-    assert results["failed_ids"] == ["tests/test_kinds.py::test_kind[2]",
+    assert (results["selected"], results["failed"]) == (4, 4)
+    assert results["failed_ids"] == ["tests/test_colons.py::test_colons[a::b]",
+                                     "tests/test_kinds.py::test_kind[2]",
                                      "tests/test_limit.py::test_limit[3]",
                                      "tests/test_made.py::test_made[2]"]
 
