@@ -107,7 +107,7 @@ PROJECTS = {
                      "`bin/pyflakes` script in a Python subprocess",
                      exclude=("pyflakes/test/",)),
 }
-# Shapes tried beside the default run (``--projects parso,sqlparse,more-itertools``).
+# Shapes tried beside the default run (``--projects parso,sqlparse,more-itertools,...``).
 TRIAL_PROJECTS = {
     "parso": Spec("parso", "0.8.4", ("parso",),
                   "flat layout; a root conftest that imports the package; grammar files "
@@ -116,6 +116,13 @@ TRIAL_PROJECTS = {
                      "flat layout; tests read `.sql` files through a conftest fixture"),
     "more-itertools": Spec("more-itertools", "10.5.0", ("more_itertools",),
                            "flat layout; two large unittest modules"),
+    "itsdangerous": Spec("itsdangerous", "2.2.0", ("src/itsdangerous",),
+                         "src layout; tests in a package folder, time frozen by freezegun"),
+    "cachetools": Spec("cachetools", "5.5.0", ("src/cachetools",),
+                       "src layout; one package `__init__` holding most of the code"),
+    "tabulate": Spec("tabulate", "0.9.0", ("tabulate",),
+                     "flat layout; a command-line entry point tested in a subprocess; "
+                     "optional libraries skipped when absent"),
 }
 # humanize's tests, Markdown's (tests/test_apis.py imports yaml); the rest is witness_bench's
 EXTRA_PACKAGES = ("freezegun==1.5.5", "PyYAML==6.0.2")
@@ -213,6 +220,13 @@ def commit_mutant(repo: Path, w: str, index: int, mutant: mut.Mutant) -> None:
     path = repo / mutant.path
     path.write_bytes(mut.apply(path.read_bytes(), mutant))
     wb.sh(["git", "commit", "-q", "-am", f"mutant {index}: {mutant.label}"], repo)
+    # A byte-compiled module is trusted by its source's size and mtime in whole seconds: a
+    # file the checkout restored in the same second as the last mutant wrote it, at the same
+    # size (``2 -> 3``), would run the last mutant's code. pluggy's __repr__ mutant "failed"
+    # 12 tests that way where it fails one.
+    for cache in sorted(repo.rglob("__pycache__")):
+        if ".git" not in cache.relative_to(repo).parts:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 # --- 3. selectors ------------------------------------------------------------------------------
