@@ -269,7 +269,13 @@ def planned(repo: Path, python: Path, w: str, full: wb.Run) -> report.Band:
     except json.JSONDecodeError:
         raise SystemExit(f"agentgate plan failed in {repo}:\n{proc.stdout}{proc.stderr}") from None
     promoted = data.get("run") == "full"
-    band = run_band(repo, python, None if promoted else list(data.get("tests", [])), full)
+    tests = list(data.get("tests", []))
+    witness = data.get("witness")
+    unrun = list(witness.get("deselected", ())) if isinstance(witness, dict) else []
+    # The cases of a selected parametrized function the witness vouches for: --deselect, as
+    # ``agentgate check`` runs them.
+    band = run_band(repo, python, None if promoted else tests + (
+        [f"--deselect={n}" for n in unrun] if tests else []), full)
     band.extra = {"plan_s": seconds, "exit": proc.returncode, "plan": _plan_summary(data)}
     if not promoted and isinstance(data.get("witness"), dict):
         band.extra["by_reason"] = by_reason(data, full)
@@ -285,9 +291,12 @@ def by_reason(data: dict[str, object], full: wb.Run) -> dict[str, list[float]]:
     assert isinstance(witness, dict)
     reasons = {junit_key(n): r for n, r in witness.get("reasons", {}).items()}
     listed = tuple(junit_key(n) for n in data.get("tests", []))  # type: ignore[attr-defined]
+    unrun = {junit_key(n) for n in witness.get("deselected", ())}
     total = max(1e-9, full.test_time)
     found: dict[str, list[float]] = {}
     for case, (seconds, _bad) in full.cases.items():
+        if case in unrun:
+            continue
         if any(case == k or case.startswith((k + "[", k + ".", k + "::")) for k in listed):
             cell = found.setdefault(report.reason_kind(reasons.get(case)), [0, 0.0])
             cell[0] += 1

@@ -75,6 +75,13 @@ class Planned:
         return self.plan.tests
 
     @property
+    def deselect(self) -> tuple[str, ...]:
+        """The cases of the selection's parametrized functions the witness vouches for."""
+        if self.full_suite or self.witness is None:
+            return ()
+        return self.witness.deselect
+
+    @property
     def blocked(self) -> bool:
         return any(r.verdict is Verdict.BLOCKED for r in (*self.range.reasons, *self.ledger))
 
@@ -314,7 +321,7 @@ def _run(
                           base=planned.range.merge_base if planned.base_given else None)
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow,
                          config.workers if workers is None else workers,
-                         len(planned.plan.suite))
+                         len(planned.plan.suite), planned.deselect)
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
     result.reasons += checkrun_results.run_reasons(report, selection)

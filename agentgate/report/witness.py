@@ -43,6 +43,7 @@ def to_json(plan: WitnessPlan, *, now: float | None = None) -> dict[str, Any]:
         "counts": counts,
         **lists,
         "shadowed": list(plan.shadow),
+        "deselected": list(plan.deselect),
         "shadow_percent": plan.shadow_percent,
         "shadow_bounds": (
             [shadow.FLOOR, plan.shadow_limit] if plan.shadow_percent < 100 else None),

@@ -176,12 +176,14 @@ def _in_file(nodeids: set[str], path: str) -> bool:
 
 
 def account_runs(
-    runs: Iterable[tuple[Mapping[str, Any] | None, int]], selection: Sequence[str] | None
+    runs: Iterable[tuple[Mapping[str, Any] | None, int]], selection: Sequence[str] | None,
+    ours: Sequence[str] = (),
 ) -> list[Problem]:
     """Problems with the runs of one band: each run's session, then the selection against
     what all of them collected together (the band, the property run and the marker run each
     take their share; a test one run deselects another may run). ``selection`` None is the
-    whole suite, which must collect something."""
+    whole suite, which must collect something. ``ours``: the cases the band itself
+    deselected (``--deselect``), which no harness hid."""
     problems: list[Problem] = []
     merged: dict[str, Any] = {"finished": True, "collected": [], "deselected": [], "tests": {}}
     for data, returncode in runs:
@@ -200,7 +202,8 @@ def account_runs(
     if not merged["collected"] and not problems:
         return [Problem("collected-nothing", Verdict.FAILED, "the run collected no test",
                         tuple(selection or ()))]
-    merged["deselected"] = sorted(set(merged["deselected"]) - set(merged["collected"]))
+    merged["deselected"] = sorted(
+        set(merged["deselected"]) - set(merged["collected"]) - set(ours))
     return problems + _selected(merged, selection or ())
 
 

@@ -270,6 +270,9 @@ class BandSpec:
     shadow: bool = False  # also run the full suite (when the band was not already it)
     workers: int | str = 0  # pytest-xdist: "auto", a count, or 0 for one process
     suite_files: int = 0  # test files in the whole suite: "auto" sizes a full run by it
+    # Node ids of selected parametrized functions' cases not to run (the witness vouches for
+    # them): ``--deselect``, which accounting knows for ours.
+    deselect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -315,7 +318,12 @@ def _main_run(spec: BandSpec, paths: list[str], markers: list[str]) -> RunSpec |
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     if not rest:
         return None
-    return RunSpec("band", (*deselect, *_as_args(rest)), len(rest), paths=tuple(rest))
+    return RunSpec("band", (*deselect, *_unrun(spec), *_as_args(rest)), len(rest),
+                   paths=tuple(rest))
+
+
+def _unrun(spec: BandSpec) -> list[str]:
+    return [f"--deselect={n}" for n in spec.deselect]
 
 
 def _property_runs(
@@ -332,12 +340,13 @@ def _property_runs(
     else:
         chosen = [s for s in spec.selection if _in_any(s, paths)]
         if chosen:
-            runs.append(RunSpec("property", (*seed_args, *_as_args(chosen)), len(chosen),
+            runs.append(RunSpec("property", (*seed_args, *_unrun(spec), *_as_args(chosen)),
+                                len(chosen),
                                 spec.hypothesis_seed, paths=tuple(chosen)))
         marked_sel = [s for s in spec.selection if not _in_any(s, paths)]
     if markers and (marked_sel is None or marked_sel):
         ignores = [f"--ignore={p}" for p in paths] if marked_sel is None else []
-        select = _as_args(marked_sel) if marked_sel else []
+        select = [*_unrun(spec), *_as_args(marked_sel)] if marked_sel else []
         runs.append(RunSpec(
             "property-marked",
             (*seed_args, "-m", " or ".join(markers), *ignores, *select),
@@ -379,7 +388,7 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
         results = tuple(runner.run(s) for s in runs)
     problems = accounting.account_runs(
         [(runner.seen.get(r.label), r.exit_code) for r in results
-         if r.label != "shadow" and not r.timed_out], spec.selection)
+         if r.label != "shadow" and not r.timed_out], spec.selection, spec.deselect)
     return BandReport(str(tree.path), tree.worktree, python, pinned, results, tuple(problems),
                       dict(runner.seen))
 

@@ -76,6 +76,9 @@ class WitnessPlan:
     # The process state the recording saw each test leave changed (``run.leaks``); None when
     # the witness does not say (recorded before it did).
     state_leaks: frozenset[str] | None = None
+    # Cases of selected parametrized functions the witness vouches for (``selection``):
+    # passed to pytest as ``--deselect``, so that every case it does not know still runs.
+    deselect: tuple[str, ...] = ()
 
     @property
     def shadow_limit(self) -> int:
@@ -129,13 +132,16 @@ def evaluate(
     digest = shadow.patch_digest(patch_diff(root, merge_base, head))
     skipped = [d.nodeid for d in decisions if d.label == SKIP]
     band = sum(d.runs for d in decisions)
+    audit = shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band)
+    chosen, unrun = ((), ()) if drift else selection(decisions, patch, frozenset(audit))
     return WitnessPlan(
         witness=witness.sha,
         recorded_at=witness.recorded_at,
         age_commits=commits_between(root, witness.sha, merge_base),
         decisions=tuple(decisions),
-        selection=() if drift else selection(decisions, patch, witness),
-        shadow=shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band),
+        selection=chosen,
+        deselect=unrun,
+        shadow=audit,
         ambient_drift=tuple(drift),
         patch_digest=digest,
         shadow_percent=config.shadow_percent,
@@ -303,22 +309,34 @@ def _file_decisions(witness: Witness, patch: Patch) -> list[Decision]:
     return out
 
 
-def selection(decisions: list[Decision], patch: Patch, witness: Witness) -> tuple[str, ...]:
-    """pytest arguments for every decision that runs. A test file whose module level
-    changed runs whole (its tests may have new ids); an impacted parametrized test runs
-    all its parameters (its ids may have changed with its data) unless its id cannot have
-    changed (``_exact``)."""
+def selection(
+    decisions: list[Decision], patch: Patch, audit: frozenset[str] = frozenset()
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """pytest arguments for every decision that runs, and the node ids to deselect among
+    them. A test file whose module level changed runs whole (its tests may have new ids). A
+    parametrized test runs as its function (``path::test``): every case pytest collects for
+    it runs, the new ones and those whose ids changed with their data among them. When every
+    case of it that runs keeps its id (``_exact``: only a block it ran changed, or it is
+    frozen), the cases the witness skips are deselected, so that only they do not run: a
+    case the witness does not know (new, or an id made at random) still does. The audit's
+    cases are never deselected."""
     whole = {p for p, kind in patch.test_files.items() if kind in ("added", "module")}
     whole |= {d.nodeid for d in decisions if d.runs and "::" not in d.nodeid}
     chosen: dict[str, None] = dict.fromkeys(sorted(whole))
+    functions: dict[str, list[Decision]] = {}
     for decision in decisions:
-        if not decision.runs or "::" not in decision.nodeid:
+        if "::" in decision.nodeid and decision.nodeid.split("::", 1)[0] not in whole:
+            functions.setdefault(_base_id(decision.nodeid), []).append(decision)
+    unrun: list[str] = []
+    for function, cases in functions.items():
+        running = [d for d in cases if d.runs]
+        if not running:
             continue
-        if decision.nodeid.split("::", 1)[0] in whole:
-            continue
-        exact = decision.label == FROZEN or decision.exact
-        chosen.setdefault(decision.nodeid if exact else _base_id(decision.nodeid), None)
-    return tuple(chosen)
+        chosen.setdefault(function, None)
+        if all(d.exact or d.label == FROZEN for d in running):
+            unrun += [d.nodeid for d in cases
+                      if d.label == SKIP and d.nodeid != function and d.nodeid not in audit]
+    return tuple(chosen), tuple(sorted(unrun))
 
 
 def _base_id(nodeid: str) -> str:
