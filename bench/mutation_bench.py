@@ -268,6 +268,9 @@ def planned(repo: Path, python: Path, w: str, full: wb.Run) -> report.Band:
         data = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise SystemExit(f"agentgate plan failed in {repo}:\n{proc.stdout}{proc.stderr}") from None
+    if proc.returncode >= 64:  # a usage error or agentgate's own crash: loud, not a band
+        print(f"  agentgate plan exited {proc.returncode} in {repo}:\n{proc.stderr[-3000:]}"
+              f"{json.dumps(data.get('reasons'))[:2000]}", flush=True)
     promoted = data.get("run") == "full"
     tests = list(data.get("tests", []))
     witness = data.get("witness")
