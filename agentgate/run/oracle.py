@@ -20,8 +20,8 @@ from typing import Any
 from agentgate.core.config import Config
 from agentgate.git import overlay, worktrees
 from agentgate.run import band, session
+from agentgate.run import inventory as inventory_mod
 from agentgate.run import suppress as judge
-from agentgate.run.inventory import Inventory
 from agentgate.run.suppress import Judged
 
 # One "FAILED id - why" line per failure. The cache plugin stays as the band has it (its
@@ -33,7 +33,7 @@ _SUMMARY = ("-rfE",)
 class OracleInput:
     merge_base: str
     head: str
-    inventory: Inventory
+    inventory: inventory_mod.Inventory
     renames: Mapping[str, str]  # base test file -> its head path ("" when deleted)
     edited: frozenset[str]  # base test files the range modified (their tests may be rewritten)
     harness: tuple[str, ...]  # harness paths at base or head: laid over as at the base
@@ -102,7 +102,8 @@ def run_oracle(root: Path, config: Config, inp: OracleInput,
         if nodes:
             files = {n.split("::", 1)[0] for n in nodes}
             overlay.lay_over(root, inp.merge_base, tree, files | set(inp.support))
-            result, data = session.run_nodes(runner, "oracle", (*_SUMMARY, *_args(nodes)))
+            result, data = session.run_nodes(
+                runner, "oracle", (*_SUMMARY, *_base_form_args(nodes, inp.inventory.nodeids)))
             runs.append(result)
             if data is None or not data.get("finished"):
                 # No base form ran: no test's verdict, one line saying why (fails the check).
@@ -110,6 +111,8 @@ def run_oracle(root: Path, config: Config, inp: OracleInput,
                                 f"{result.exit_code}): "
                                 f"{judge.failure_line('', result.output_tail)}")
                 nodes, suppressed, edited = [], [], []
+    if nodes:
+        data = _unstable_ids(root, config, inp, nodes, data or {})
     judged = {n: _judge(n, inp, head, data, result) for n in nodes} if nodes else {}
     return OracleReport(
         suppressed=tuple(judged[n] for n in suppressed),
@@ -142,3 +145,50 @@ def _judge(nodeid: str, inp: OracleInput, head: Mapping[str, Any],
 
 def _args(nodes: Iterable[str]) -> list[str]:
     return [f"./{n}" for n in nodes]
+
+
+def _function(nodeid: str) -> str:
+    """``path::test[case]`` -> ``path::test``; an id without a case, itself."""
+    return nodeid.split("[", 1)[0] if "[" in nodeid.partition("::")[2] else nodeid
+
+
+def _base_form_args(nodes: list[str], inventory: Iterable[str]) -> list[str]:
+    """The base forms to run: a parametrized test as its function (an id pytest cannot
+    find would end the whole run), its known cases that are not to be judged deselected, so
+    that only the judged ones and the cases the inventory does not know run."""
+    wanted = set(nodes)
+    functions = {_function(n) for n in nodes}
+    known = [n for n in inventory if n not in wanted and _function(n) in functions
+             and n != _function(n)]
+    return [*_args(sorted(functions)), *(f"--deselect={n}" for n in sorted(known))]
+
+
+def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str],
+                  data: Mapping[str, Any]) -> dict[str, Any]:
+    """A judged case whose base form did not run, because the base's own collection makes
+    another id for it from run to run (a pid, a random or a time value in its parameters):
+    the base is collected once more, and when it does not reproduce the id either, the case
+    is judged by the cases of its function that neither collection of the base knows, which
+    the base form's run did collect (the worst of their outcomes). A case the base does
+    reproduce, which head's code made vanish (a parametrize list it computes), keeps its
+    verdict: its base form could not be collected on head's code."""
+    tests: dict[str, Any] = dict(data.get("tests") or {})
+    missing = [n for n in nodes if n not in tests and n != _function(n)]
+    if not missing:
+        return dict(data)
+    files = tuple(sorted({n.split("::", 1)[0] for n in missing}))
+    again = set(inventory_mod.collect(root, config, inp.merge_base, files))
+    known = set(inp.inventory.nodeids) | again
+    for nodeid in missing:
+        if nodeid in again:
+            continue
+        strangers = [t for t in tests if _function(t) == _function(nodeid)
+                     and t != _function(t) and t not in known]
+        if strangers:
+            worst = min(strangers, key=lambda t: _RANK.get(judge.oracle_outcome(t, data), 0))
+            tests[nodeid] = tests[worst]
+    return {**data, "tests": tests}
+
+
+# Which stranger stands for an unstable base id: a failure first.
+_RANK = {"failed": 0, "skipped": 1, "xfailed": 2, "passed": 3}

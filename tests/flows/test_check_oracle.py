@@ -325,7 +325,10 @@ BREAK_B = "def shout(s):\n    return s if s == 'b' else s.upper()\n"
      "app/testing.py": CONTRACT.replace("class ShoutContract:\n",
                                         "class ShoutContract:\n    __test__ = False\n\n")},
     {"app/util.py": BREAK_B, "app/cases.py": "CASES = ['a']\n"},
-], ids=["test-false-on-a-mixin", "parametrize-case-dropped"])
+    # The failing case swapped for a passing one: the base collects test_cases[b] again, so
+    # test_cases[c] is a new case, not the base form of the vanished one (oracle._unstable_ids).
+    {"app/util.py": BREAK_B, "app/cases.py": "CASES = ['a', 'c']\n"},
+], ids=["test-false-on-a-mixin", "parametrize-case-dropped", "parametrize-case-swapped"])
 def test_code_under_test_that_makes_an_untouched_test_vanish_blocks(
     chain: GitRepo, files: dict[str, str],
 ) -> None:
@@ -354,6 +357,37 @@ def test_a_change_that_keeps_every_test_of_an_untouched_file_pays_no_base_run(
     data = check_json(chain)
     assert data["exit_code"] == 0, data["reasons"]
     assert not oracle(data)["ran"]
+
+
+PID_TEST = ("import os\n\nimport pytest\n\nfrom app.util import shout\n\n\n"
+            "@pytest.mark.parametrize('n', [1, os.getpid()])\n"
+            "def test_pid(n):\n    assert shout('a') == 'A'\n")
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("def shout(s):\n    return s.upper()  # same\n", 0),
+    (BROKEN_SHOUT, 4),
+], ids=["legitimate", "broken"])
+def test_a_case_whose_id_differs_in_every_process_is_judged_by_its_new_id(
+    chain: GitRepo, code: str, expected: int,
+) -> None:
+    """A case whose id the base's own collection makes anew in every process (a pid, a
+    random value): an edited test file's base inventory names it with an id no later run
+    collects. Its base form could not be found and the check blocked a legitimate change;
+    now the case the base form's run collects instead stands for it. The attack next to it:
+    the code breaks and the agent skips the whole test -- the new id's failure blocks."""
+    commit(chain, {"tests/test_pid.py": PID_TEST}, "a pid-parametrized test")
+    chain.git("tag", "-f", "base")
+    test = (PID_TEST + "\n\ndef test_more():\n    assert shout('b') == 'B'\n"
+            if expected == 0 else PID_TEST.replace("@pytest.mark.parametrize",
+                                                   "@pytest.mark.skip\n@pytest.mark.parametrize"))
+    chain.files({"app/util.py": code, "tests/test_pid.py": test})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == expected, data["reasons"]
+    if expected:
+        found = reason(data, "suppressed-failure")["detail"]
+        assert "tests/test_pid.py::test_pid[" in found and "skipped at head" in found
 
 
 KNOWN_BUG = ("\n\n@pytest.mark.xfail(reason='known bug', strict=True)\n"
