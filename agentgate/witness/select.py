@@ -91,8 +91,12 @@ class WitnessPlan:
 
     @property
     def run_args(self) -> tuple[str, ...]:
-        """What the band passes to pytest: the selection and the shadow sample."""
-        return self.selection + self.shadow
+        """What the band passes to pytest: the selection and the shadow sample (a sampled
+        case of a parametrized test runs through its function, in the selection)."""
+        chosen = set(self.selection)
+        return self.selection + tuple(
+            n for n in self.shadow
+            if n.split("::", 1)[0] not in chosen and _base_id(n) not in chosen)
 
     def labelled(self, label: str) -> list[Decision]:
         return [d for d in self.decisions if d.label == label]
@@ -318,8 +322,9 @@ def selection(
     it runs, the new ones and those whose ids changed with their data among them. When every
     case of it that runs keeps its id (``_exact``: only a block it ran changed, or it is
     frozen), the cases the witness skips are deselected, so that only they do not run: a
-    case the witness does not know (new, or an id made at random) still does. The audit's
-    cases are never deselected."""
+    case the witness does not know (new, or an id made at random) still does. A sampled
+    case (``audit``) runs through its function the same way, and is never deselected: an
+    id pytest cannot find would end the whole run."""
     whole = {p for p, kind in patch.test_files.items() if kind in ("added", "module")}
     whole |= {d.nodeid for d in decisions if d.runs and "::" not in d.nodeid}
     chosen: dict[str, None] = dict.fromkeys(sorted(whole))
@@ -330,9 +335,11 @@ def selection(
     unrun: list[str] = []
     for function, cases in functions.items():
         running = [d for d in cases if d.runs]
-        if not running:
+        sampled = [d for d in cases if d.nodeid in audit and d.nodeid != function]
+        if not running and not sampled:
             continue
         chosen.setdefault(function, None)
+        # A sampled skip keeps its id: nothing it depended on changed.
         if all(d.exact or d.label == FROZEN for d in running):
             unrun += [d.nodeid for d in cases
                       if d.label == SKIP and d.nodeid != function and d.nodeid not in audit]

@@ -142,3 +142,20 @@ def test_a_changed_test_file_runs_whole(recorded: tuple[GitRepo, str]) -> None:
     assert "tests/test_kinds.py" in found.run_args
     assert not [a for a in found.run_args if a.startswith("tests/test_kinds.py::")]
     assert not _of(found.deselect, "tests/test_kinds.py::test_kind")
+
+
+def test_a_sampled_case_whose_id_differs_in_every_process_runs_through_its_function(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The audit samples skips by node id: test_pid's pid case, passed to pytest alone, is
+    not found in the band's process, and pytest then runs nothing at all."""
+    files = {**FILES, "pyproject.toml": "[tool.agentgate]\nshadow_percent = 100\n"}
+    for recorded in recorded_repo(tmp_path_factory, files):
+        repo, w = recorded
+        found = _plan(recorded, "audit", {"app/limits.py": "LIMIT = 3  # same\n"})
+        assert "tests/test_pid.py::test_pid" in found.run_args
+        assert not _of(found.run_args, "tests/test_pid.py::test_pid")
+        assert _of(found.shadow, "tests/test_pid.py::test_pid")
+        done = run_agentgate("check", "--base", w, "--format", "json", cwd=repo.path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout)["results"]["failed"] == 0
