@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 13  # bump whenever raw records or the layouts change meaning (13: "pkg." prefixes)
+VERSION = 14  # bump whenever raw records or the layouts change meaning (14: fast-path hints)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from agentgate.graph.scan_ast import scan_tree
 from agentgate.graph.scan_grimp import FAKE_PACKAGE, ImportLine, grimp_lines
 from agentgate.graph.scan_isolated import LARGE, scan_isolated
+from agentgate.graph.scan_loaders import UNPICKLER_MODULES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -58,7 +59,12 @@ _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file
                            r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b"
                            r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b"
                            # a module run as a program (graph.scan_ast: ``-m app.cli``)
-                           r"|(?:^|[\s'\"])-m(?:[\s'\"]|$)")
+                           r"|(?:^|[\s'\"])-m(?:[\s'\"]|$)"
+                           # what graph.scan_loaders.indirect reads: a .py file an argv or a
+                           # path names, ``sys.modules["app.core"]``, builtins taken apart
+                           r"|\.py['\"]|\bsys\s*\.\s*modules\b|\bbuiltins\b")
+# the object loaders indirect reads (``pickle.loads``: the file depends on what its data names)
+_UNPICKLER_HINTS = re.compile(r"\b(?:" + "|".join(sorted(UNPICKLER_MODULES)) + r")\b")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30
 
 
@@ -149,7 +155,8 @@ def _declared(data: bytes) -> str:
 
 def _needs_ast(text: str) -> bool:
     return (_DEEP_RELATIVE in text or any(hint in text for hint in _DYNAMIC_HINTS)
-            or _LOADER_HINTS.search(text) is not None)
+            or _LOADER_HINTS.search(text) is not None
+            or _UNPICKLER_HINTS.search(text) is not None)
 
 
 def _scan_ast(text: str) -> FileScan:

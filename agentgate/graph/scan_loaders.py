@@ -174,6 +174,11 @@ _UNPICKLERS = {
 }
 
 
+# The module names whose loaders ``indirect`` reads: a file naming none of them need not be
+# walked for them (graph.scan's fast path).
+UNPICKLER_MODULES = frozenset(_UNPICKLERS)
+
+
 def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.Subscript],
              import_nodes: list[ast.Import | ast.ImportFrom], lists: list[list[ast.expr]],
              assigns: list[Assign]) -> tuple[list[str], list[tuple[str, str]]]:

@@ -326,3 +326,33 @@ def test_a_module_run_as_a_program_is_an_import(text: str) -> None:
     """Whichever way the file is scanned (the grimp batch for files with no dynamic hint),
     ``-m app.cli`` in an argv or a command line is an import of ``app.cli``."""
     assert "app.cli" in scan_sources({"k": text.encode()})["k"].imports
+
+
+# What scan_tree reads besides import statements (graph.scan_loaders' ``indirect``): a file
+# that holds one of these and no other hint took the fast path, whose import lines alone do
+# not show them. Sources over 100,000 characters in all (every real project) take it:
+# tabulate's test_cli.py runs ``[sys.executable, "tabulate/__init__.py"]`` and its tests were
+# in no band (mutation benchmark trial).
+INDIRECT = {
+    "argv-file": 'import subprocess, sys\n\n\ndef run():\n'
+                 '    subprocess.run([sys.executable, "app/cli.py"])\n',
+    "argv-file-relative": 'import os\n\nSCRIPT = os.path.join(os.path.dirname(__file__), '
+                          '"..", "app", "cli.py")\n',
+    "unpickler": "import pickle\n\n\ndef load(data):\n    return pickle.loads(data)\n",
+    "unpickler-from": "from dill import loads\n\n\ndef load(data):\n    return loads(data)\n",
+    "yaml": "import yaml\n\n\ndef load(text):\n    return yaml.unsafe_load(text)\n",
+    "sys-modules": "import sys\n\nCORE = sys.modules['app.core']\n",
+    "builtins-dict": "import builtins\n\nLOAD = builtins.__dict__['__import__']\n",
+    "vars-builtins": "import builtins\n\nLOAD = vars(builtins)['__import__']\n",
+    "dunder-builtins": "LOAD = __builtins__.__dict__['__import__']\n",
+    "pydoc": "import pydoc\n\nF = pydoc.locate('app.core.f')\n",
+}
+
+
+@pytest.mark.parametrize("key", sorted(INDIRECT))
+def test_the_fast_path_sees_what_only_the_tree_walk_reads(key: str) -> None:
+    text = INDIRECT[key]
+    exact = imports_scan._scan_ast(text)
+    assert exact.escalations or any(r.startswith("|") or r.startswith("app") for r in
+                                    exact.imports), exact  # the walk does read something
+    assert scan_sources({key: text.encode()})[key] == exact
