@@ -199,7 +199,7 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
         if owner == "pydoc" and name == "locate" and call.args and isinstance(
                 first := call.args[0], ast.Constant) and isinstance(first.value, str):
             imports += _prefixes(first.value)
-        elif name in _UNPICKLERS.get(owner, ()):
+        elif name in _UNPICKLERS.get(owner, ()) and not _round_trip(call, bound):
             found.append(("dynamic-import", f"{owner}.{name}() loads what its data names at "
                           f"line {call.lineno}"))
         elif owner == "builtins" and name in ("getattr", "vars") and call.args and isinstance(
@@ -224,6 +224,13 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
                 record := file_record(item, assigns)) is not None:
             imports.append(record)
     return imports, found
+
+
+def _round_trip(call: ast.Call, bound: dict[str, tuple[str, str]]) -> bool:
+    """``pickle.loads(pickle.dumps(obj))``: the data names the classes of an object this
+    process holds, whose modules are loaded already (a test's copy idiom): nothing new."""
+    first = call.args[0] if call.args else None
+    return isinstance(first, ast.Call) and _owner_and_name(first.func, bound)[1] == "dumps"
 
 
 def _from_imports(nodes: Iterable[ast.Import | ast.ImportFrom]) -> dict[str, tuple[str, str]]:

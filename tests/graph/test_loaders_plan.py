@@ -160,6 +160,16 @@ ANYTHING = {
 }
 
 
+def test_a_pickle_round_trip_of_an_object_held_loads_nothing_new(repo: GitRepo) -> None:
+    """The twin of ``pickle``: ``loads(dumps(obj))`` (cachetools' tests copy caches that way)
+    names only classes of an object the process holds, whose modules are loaded: no
+    escalation, so the test stays out of a change it does not reach."""
+    copy = "import pickle\n\ndef run(obj):\n    return pickle.loads(pickle.dumps(obj))\n"
+    data = _plan(repo, copy, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py"], data["reasons"]
+    assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"]
+
+
 @pytest.mark.parametrize("loader", sorted(REACHES))
 def test_a_module_reached_by_name_is_an_edge(repo: GitRepo, loader: str) -> None:
     data = _plan(repo, REACHES[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
