@@ -61,9 +61,10 @@ def _age(plan: WitnessPlan, now: float | None) -> int:
 def audit_json(plan: WitnessPlan) -> dict[str, Any]:
     """The shadow sample's rule, stated (issue 12 item 5): a share of the skips, at least
     ``floor``, at most ``limit`` = min(cap, max(floor, band)), the band being the tests that
-    run besides the audit."""
+    run besides the audit, within ``budget_seconds`` of recorded time (shadow.budget)."""
     return {"percent": plan.shadow_percent, "floor": shadow.FLOOR, "cap": shadow.CAP,
-            "band": plan.band, "limit": plan.shadow_limit, "sampled": len(plan.shadow)}
+            "band": plan.band, "limit": plan.shadow_limit, "sampled": len(plan.shadow),
+            "budget_seconds": plan.audit_budget if 0 < plan.shadow_percent < 100 else None}
 
 
 def _share(plan: WitnessPlan) -> str:
@@ -74,7 +75,9 @@ def _share(plan: WitnessPlan) -> str:
     band = plan.band
     sized = (" (a quarter of the band)" if band is not None
              and shadow.FLOOR < plan.shadow_limit < shadow.CAP else "")
-    return f"{percent:g}%, {shadow.FLOOR} to {plan.shadow_limit}{sized}"
+    budget = (f", within {plan.audit_budget:.2f} s recorded"
+              if plan.audit_budget is not None else "")
+    return f"{percent:g}%, {shadow.FLOOR} to {plan.shadow_limit}{sized}{budget}"
 
 
 def text_lines(plan: WitnessPlan, *, now: float | None = None, verbose: bool = True) -> list[str]:

@@ -18,6 +18,7 @@ caller falls back to the import-closure band and never skips anything.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,8 @@ class WitnessPlan:
     # Cases of selected parametrized functions the witness vouches for (``selection``):
     # passed to pytest as ``--deselect``, so that every case it does not know still runs.
     deselect: tuple[str, ...] = ()
+    # The recorded seconds the audit may cost (shadow.budget); None: not bounded in time.
+    audit_budget: float | None = None
 
     @property
     def shadow_limit(self) -> int:
@@ -136,7 +139,10 @@ def evaluate(
     digest = shadow.patch_digest(patch_diff(root, merge_base, head))
     skipped = [d.nodeid for d in decisions if d.label == SKIP]
     band = sum(d.runs for d in decisions)
-    audit = shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band)
+    durations = {n: t.duration for n, t in witness.tests.items()}
+    band_seconds = _band_seconds(decisions, durations)
+    audit = shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band,
+                          durations=durations, band_seconds=band_seconds)
     chosen, unrun = ((), ()) if drift else selection(decisions, patch, frozenset(audit))
     return WitnessPlan(
         witness=witness.sha,
@@ -152,7 +158,20 @@ def evaluate(
         notes=tuple(said),
         band=band,
         state_leaks=_state_leaks(witness),
+        audit_budget=round(shadow.audit_budget(skipped, durations, band_seconds), 4),
     )
+
+
+def _band_seconds(decisions: list[Decision], durations: dict[str, float]) -> float:
+    """The recorded time of what runs besides the audit: a whole file counts as its recorded
+    tests, a test the witness has no time for (a new one) as the median recorded test."""
+    typical = statistics.median(durations.values()) if durations else 0.0
+    by_file: dict[str, float] = {}
+    for nodeid, seconds in durations.items():
+        file = nodeid.split("::", 1)[0]
+        by_file[file] = by_file.get(file, 0.0) + seconds
+    return sum(durations.get(d.nodeid, by_file.get(d.nodeid, typical))
+               for d in decisions if d.runs)
 
 
 def _state_leaks(witness: Witness) -> frozenset[str] | None:

@@ -8,13 +8,21 @@ to the band: never more audit tests than ``max(FLOOR, ceil(band / BAND_SHARE))``
 more than ``CAP`` (issue 12: 18 audit tests next to 6 impacted doubled a small witnessed
 band; a sample as large as the band still added a third to the mutation benchmark's
 witnessed time). The numbers are justified in bench/README.md.
+
+The sample is bounded in time as well as in count: given the recorded durations, the audit
+costs at most a quarter of the band's recorded time, or ``FLOOR`` typical skips (the median
+skip's duration) when that is more; the floor's tests may be any skips no slower than the
+median. A skip that does not fit is passed over for the next one in the patch's order (the
+mutation benchmark: one test taking 14% of the suite's time audited next to a band of 20%).
+A slow test is still audited by the patches whose band can pay for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Mapping
 
 FLOOR = 3  # audited skips at least (when there are that many)
 CAP = 10  # audited skips at most, below 100%
@@ -38,17 +46,51 @@ def sample(
     *,
     frozen: frozenset[str] = frozenset(),
     band: int | None = None,
+    durations: Mapping[str, float] | None = None,
+    band_seconds: float = 0.0,
 ) -> tuple[str, ...]:
     """The skipped node ids the patch audits, in a stable order: ``percent`` of the skips,
     but at least ``FLOOR`` and at most ``limit(band)`` of them (``band``: how many tests run
     besides the audit; None: no band bound), so a small band is not dominated by its audit;
-    100% audits every skip. The ones audited are those whose patch-keyed hash ranks first."""
+    100% audits every skip. The ones audited are those whose patch-keyed hash ranks first
+    among those that fit ``budget(band_seconds, ...)`` of their recorded ``durations`` (None:
+    no time bound); the first ``FLOOR`` may take any skip no slower than the median."""
     candidates = [n for n in skipped if n not in frozen]
     if percent <= 0 or not candidates:
         return ()
     want = bounded(len(candidates), percent, band=band)
     ranked = sorted(candidates, key=lambda n: (_key(digest, n), n))
-    return tuple(sorted(ranked[:want]))
+    if percent >= 100 or durations is None:
+        return tuple(sorted(ranked[:want]))
+    typical = _median(durations, candidates)
+    left = budget(band_seconds, typical)
+    chosen: list[str] = []
+    for nodeid in ranked:
+        cost = durations.get(nodeid, typical)
+        if cost <= left or (len(chosen) < FLOOR and cost <= typical):
+            chosen.append(nodeid)
+            left -= cost
+            if len(chosen) == want:
+                break
+    return tuple(sorted(chosen))
+
+
+def budget(band_seconds: float, typical: float) -> float:
+    """The recorded time one patch's audit may cost: a quarter of the band's, or ``FLOOR``
+    typical (median) skips when that is more, so an empty or quick band is still audited."""
+    return max(band_seconds / BAND_SHARE, FLOOR * typical)
+
+
+def _median(durations: Mapping[str, float], candidates: list[str]) -> float:
+    known = [durations[n] for n in candidates if n in durations]
+    return statistics.median(known) if known else 0.0
+
+
+def audit_budget(
+    skipped: Iterable[str], durations: Mapping[str, float], band_seconds: float
+) -> float:
+    """``budget`` for these skips, as the report states it."""
+    return budget(band_seconds, _median(durations, list(skipped)))
 
 
 def limit(band: int | None) -> int:

@@ -173,3 +173,39 @@ def test_a_test_failing_since_the_witness_was_recorded_says_so(repo: GitRepo) ->
     assert said == ["tests/test_core.py::test_other failed when the witness was recorded too: "
                     "`agentgate attribute tests/test_core.py::test_other` tells whether it is "
                     "pre-existing (and whether a freeze is allowed)"], notes
+
+
+AUDITED = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 40\n",
+    "app/__init__.py": "",
+    "app/core.py": "def lookup():\n    return 1\n\n\ndef other():\n    return 2\n",
+    "tests/test_many.py": "import time\n\nimport pytest\n\nfrom app.core import lookup, other\n\n\n"
+    "@pytest.mark.parametrize('i', range(40))\n"
+    "def test_lookup(i):\n    assert lookup() == 1\n\n\n"
+    "@pytest.mark.parametrize('i', range(20))\n"
+    "def test_quick(i):\n    assert other() == 2\n\n\n"
+    "@pytest.mark.parametrize('i', range(5))\n"
+    "def test_slow(i):\n    time.sleep(0.3)\n    assert other() == 2\n",
+}
+
+
+def test_the_audit_passes_over_skips_its_band_cannot_pay_for(repo: GitRepo) -> None:
+    """Issue 12 item 5: the shadow sample is bounded in time. Forty quick tests run the
+    change; the audit (40% of the 25 skips, capped at 10) takes quick skips only, since a
+    slow one alone would cost more than a quarter of the band's recorded time; the report
+    states the budget. Without the time bound the patch's sample holds slow skips."""
+    repo.files(AUDITED)
+    base = repo.commit("initial")
+    recorded = run_agentgate("witness", "record", cwd=repo.path)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    repo.write("app/core.py", AUDITED["app/core.py"].replace("return 1", "return 0 + 1"))
+    repo.commit("patch lookup()")
+    witness = _plan(repo, base)["witness"]
+    assert isinstance(witness, dict)
+    assert witness["counts"]["impacted"] == 40 and witness["counts"]["skipped"] == 25
+    audit = witness["audit"]
+    assert audit["sampled"] == 10, audit
+    assert 0 < audit["budget_seconds"] < 0.3, audit
+    shadowed = witness["shadowed"]
+    assert len(shadowed) == 10 and all("test_quick[" in n for n in shadowed), shadowed

@@ -132,7 +132,36 @@ def test_the_report_states_the_audit_rule() -> None:
     plan = _plan(band=24)
     data = summary.to_json(plan, now=1000.0)
     assert data["audit"] == {"percent": 10.0, "floor": 3, "cap": 10, "band": 24, "limit": 6,
-                             "sampled": 1}
+                             "sampled": 1, "budget_seconds": None}
     assert data["shadow_bounds"] == [3, 6]
     assert summary.text_lines(plan, now=1000.0)[1].endswith(
         " shadowed 1 (10%, 3 to 6 (a quarter of the band))")
+    timed = _plan(band=24, audit_budget=1.5)
+    assert summary.to_json(timed, now=1000.0)["audit"]["budget_seconds"] == 1.5
+    assert summary.text_lines(timed, now=1000.0)[1].endswith(
+        " shadowed 1 (10%, 3 to 6 (a quarter of the band), within 1.50 s recorded)")
+
+
+def test_the_audit_is_bounded_in_time() -> None:
+    # Issue 12 (mutation benchmark): one skip taking 14% of the suite's time was audited
+    # next to a band of 20%. The audit costs at most a quarter of the band's recorded time
+    # (or FLOOR median skips): a skip that does not fit is passed over for the next one.
+    ids = [f"tests/t.py::test_{i}" for i in range(100)]
+    quick = {n: 0.01 for n in ids}
+    untimed = shadow.sample("x", ids, 10, band=40)
+    assert len(untimed) == 10
+    slow = {**quick, **{n: 5.0 for n in untimed[:4]}}
+    timed = shadow.sample("x", ids, 10, band=40, durations=slow, band_seconds=1.0)
+    assert len(timed) == 10 and not set(timed) & set(untimed[:4])
+    assert set(untimed[4:]) < set(timed)  # the others keep their places in the patch's order
+    assert sum(slow[n] for n in timed) <= max(1.0 / 4, 3 * 0.01)
+    # a band that can pay for the slow skips audits them
+    paid = shadow.sample("x", ids, 10, band=40, durations=slow, band_seconds=100.0)
+    assert paid == untimed
+    # an empty band still gets its floor, from skips no slower than the median
+    floor = shadow.sample("x", ids, 10, band=0, durations=slow, band_seconds=0.0)
+    assert len(floor) == shadow.FLOOR and all(slow[n] <= 0.01 for n in floor)
+    # no durations (an older witness) or 100%: the count bounds alone
+    assert shadow.sample("x", ids, 10, band=40, durations={}, band_seconds=0.0) == untimed
+    assert len(shadow.sample("x", ids, 100, durations=slow, band_seconds=0.0)) == 100
+    assert shadow.budget(8.0, 0.5) == 2.0 and shadow.budget(0.0, 0.5) == 1.5
