@@ -208,7 +208,12 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
             ) -> tuple[list[Reason], list[str]]:
     """The oracle's findings as reasons and notes."""
     out = [Reason("base-oracle-incomplete", Verdict.FAILED, p) for p in found.problems]
-    notes = _harmless([j for j in found.suppressed if j.oracle != "failed"])
+    passed = [j for j in found.suppressed if j.oracle != "failed"]
+    notes = _harmless([j for j in passed if not j.stand_in])
+    notes += [f"unstable case id: {j.nodeid} is collected under a new id in every run of the "
+              f"base (a pid, a random or a time value in its parameters); its base form ran "
+              f"as {_case(j.stand_in)} and {_BASE_FORM.get(j.oracle, 'is skipped')} on "
+              "head's code" for j in passed if j.stand_in]
     hidden = [j for j in found.suppressed if j.oracle == "failed"]
     notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)"
               for j in hidden if j.nodeid in ok]
@@ -238,6 +243,9 @@ def _suppressed(judged: list[suppress.Judged]) -> list[Reason]:
         if len(cases) == 1:
             detail = (f"{first.nodeid} fails in its base form on head's code ({first.failure}) "
                       f"and the patch hid it: {head} at head")
+            if first.stand_in:
+                detail += (f" (its id differs in every collection of the base: its base form "
+                           f"ran as {_case(first.stand_in)})")
         else:
             detail = (f"{test}: {len(cases)} cases fail in their base form on head's code "
                       f"({ids_text([j.nodeid for j in cases], 3)}; the first: {first.failure}) and "
@@ -278,6 +286,11 @@ def _rewritten(j: suppress.Judged, rule: str) -> Reason:
                   f"base form fails on head's code ({j.failure}) while its new form passes. "
                   f"A human accepts it by listing it in {trust.ACCEPTED_FILE} "
                   "in a commit of its own", path=_file(j.nodeid))
+
+
+def _case(nodeid: str) -> str:
+    """``path::test[case]`` -> ``test[case]``."""
+    return nodeid.rpartition("::")[2]
 
 
 def _file(nodeid: str) -> str:

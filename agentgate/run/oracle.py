@@ -68,7 +68,8 @@ class OracleReport:
 
 
 def _judged_json(j: Judged) -> dict[str, str]:
-    return {"nodeid": j.nodeid, "head": j.head, "base_form": j.oracle, "failure": j.failure}
+    found = {"nodeid": j.nodeid, "head": j.head, "base_form": j.oracle, "failure": j.failure}
+    return {**found, "stand_in": j.stand_in} if j.stand_in else found
 
 
 def candidates(inp: OracleInput, head: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -111,9 +112,11 @@ def run_oracle(root: Path, config: Config, inp: OracleInput,
                                 f"{result.exit_code}): "
                                 f"{judge.failure_line('', result.output_tail)}")
                 nodes, suppressed, edited = [], [], []
+    stand_ins: dict[str, str] = {}
     if nodes:
-        data = _unstable_ids(root, config, inp, nodes, data or {})
-    judged = {n: _judge(n, inp, head, data, result) for n in nodes} if nodes else {}
+        data, stand_ins = _unstable_ids(root, config, inp, nodes, data or {})
+    judged = {n: _judge(n, inp, head, data, result, stand_ins.get(n, ""))
+              for n in nodes} if nodes else {}
     return OracleReport(
         suppressed=tuple(judged[n] for n in suppressed),
         rewritten=tuple(judged[n] for n in edited if judged[n].oracle == "failed"),
@@ -137,10 +140,11 @@ def _base_harness(runner: band.Runner, inp: OracleInput, head: Mapping[str, Any]
 
 
 def _judge(nodeid: str, inp: OracleInput, head: Mapping[str, Any],
-           data: Mapping[str, Any] | None, result: band.RunResult) -> Judged:
+           data: Mapping[str, Any] | None, result: band.RunResult, stand_in: str = "") -> Judged:
     outcome = judge.oracle_outcome(nodeid, data or {})
-    why = judge.failure_line(nodeid, result.output_tail) if outcome == "failed" else ""
-    return Judged(nodeid, judge.head_status(nodeid, inp.renames, head), outcome, why)
+    why = (judge.failure_line(stand_in or nodeid, result.output_tail) if outcome == "failed"
+           else "")
+    return Judged(nodeid, judge.head_status(nodeid, inp.renames, head), outcome, why, stand_in)
 
 
 def _args(nodes: Iterable[str]) -> list[str]:
@@ -164,21 +168,23 @@ def _base_form_args(nodes: list[str], inventory: Iterable[str]) -> list[str]:
 
 
 def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str],
-                  data: Mapping[str, Any]) -> dict[str, Any]:
+                  data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """A judged case whose base form did not run, because the base's own collection makes
     another id for it from run to run (a pid, a random or a time value in its parameters):
     the base is collected once more, and when it does not reproduce the id either, the case
     is judged by the cases of its function that neither collection of the base knows, which
     the base form's run did collect (the worst of their outcomes). A case the base does
     reproduce, which head's code made vanish (a parametrize list it computes), keeps its
-    verdict: its base form could not be collected on head's code."""
+    verdict: its base form could not be collected on head's code. Also returns which case
+    stood for each such id."""
     tests: dict[str, Any] = dict(data.get("tests") or {})
     missing = [n for n in nodes if n not in tests and n != _function(n)]
     if not missing:
-        return dict(data)
+        return dict(data), {}
     files = tuple(sorted({n.split("::", 1)[0] for n in missing}))
     again = set(inventory_mod.collect(root, config, inp.merge_base, files))
     known = set(inp.inventory.nodeids) | again
+    stand_ins: dict[str, str] = {}
     for nodeid in missing:
         if nodeid in again:
             continue
@@ -187,7 +193,8 @@ def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str]
         if strangers:
             worst = min(strangers, key=lambda t: _RANK.get(judge.oracle_outcome(t, data), 0))
             tests[nodeid] = tests[worst]
-    return {**data, "tests": tests}
+            stand_ins[nodeid] = worst
+    return {**data, "tests": tests}, stand_ins
 
 
 # Which stranger stands for an unstable base id: a failure first.

@@ -28,6 +28,9 @@ class Judged:
     head: str  # what head did with it: skipped, xfailed, deselected, not collected, deleted, ran
     oracle: str  # "passed", "failed", or "skipped" (skipped at base too) under the base's form
     failure: str = ""  # the oracle's last words on it
+    # The case that stood for it: its id differs in every collection of the base (a pid, a
+    # random value), so the base form's run collected it under this id (oracle._unstable_ids).
+    stand_in: str = ""
 
 
 def merged(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:

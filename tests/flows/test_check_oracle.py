@@ -390,6 +390,15 @@ def test_a_case_whose_id_differs_in_every_process_is_judged_by_its_new_id(
         # comes first depends on the pid's digits).
         found = [r["detail"] for r in data["reasons"] if r["code"] == "suppressed-failure"]
         assert any("tests/test_pid.py::test_pid[" in d for d in found), data["reasons"]
+        assert any("its id differs in every collection of the base: its base form ran as "
+                   "test_pid[" in d for d in found), found
+    else:
+        # Nothing was suppressed: the note says the id is unstable and which case stood in.
+        notes = data["notes"]
+        assert not any(n.startswith("harmless suppression") for n in notes), notes
+        unstable = [n for n in notes if n.startswith("unstable case id: tests/test_pid.py::")]
+        assert len(unstable) == 1 and "its base form ran as test_pid[" in unstable[0], notes
+        assert unstable[0].endswith("and passes on head's code"), unstable
 
 
 KNOWN_BUG = ("\n\n@pytest.mark.xfail(reason='known bug', strict=True)\n"
