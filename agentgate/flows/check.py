@@ -382,6 +382,18 @@ def _leaked(
         base = _base_leaks(root, planned, found)
         source = "a run of those test files at the base" if base is not None else None
     lines = leaks.new(found, base)
+    if lines and planned.base_given:
+        # Within a file the first importer moves too: the band's own tests, run at the base in
+        # the order they ran, leave there what the base's code leaves in that order (toolz:
+        # an audited test_memoize_partial first put the tree on sys.path, its file's earlier
+        # tests did at the base).
+        ran = tuple((report.seen.get("band") or {}).get("tests") or {})
+        again = _base_leaks(root, planned, {}, nodes=ran) if ran else None
+        if again is not None:
+            base = (base or frozenset()) | again
+            source = (f"{source}, and the band's own tests run at the base" if source
+                      else "the band's own tests run at the base")
+            lines = leaks.new(found, base)
     if not lines:
         return None
     result.reasons.append(Reason(leaks.PROMOTE_CODE, Verdict.PROMOTE,
@@ -413,20 +425,25 @@ def _without_leakers(
             for r in checkrun_results.run_reasons(alone, rest)]
 
 
-def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any]) -> frozenset[str] | None:
+def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],
+                nodes: tuple[str, ...] = ()) -> frozenset[str] | None:
     """What the leaking tests' files leave changed at the merge-base, run there (a test file
     the patch did not change that leaked there already keeps the small band: boltons'
     tbutils test sets ``sys.excepthook``); None when that run cannot say. Without a witness,
     for every leak; with one, for the leaks it does not explain. Collection alone leaking
-    runs the band's own selection there."""
+    runs the band's own selection there. ``nodes``: run these node ids instead, in this
+    order (those whose file the base has; one the base lacks ends the run: None)."""
     from agentgate.core.errors import AgentgateError
     from agentgate.run import band, leaks
 
     files = sorted({n.split("::", 1)[0] for n in found if n != leaks.COLLECTION})
-    if not files:
+    if not files and not nodes:
         files = sorted({s.split("::", 1)[0] for s in planned.selection or ()})
+    if nodes:
+        files = sorted({n.split("::", 1)[0] for n in nodes})
     at_base = set(gitio.ls_tree(root, planned.range.merge_base, tuple(files)))
-    chosen = tuple(f for f in files if f in at_base)
+    chosen = (tuple(n for n in nodes if n.split("::", 1)[0] in at_base) if nodes
+              else tuple(f for f in files if f in at_base))
     if not chosen:
         return None
     config = planned.range.config

@@ -17,12 +17,14 @@ leaking tests' files are run at the merge-base to see what they leave changed th
 (``flows.check._base_leaks``). A leak at head the base did not have -- a
 key a test, or collection, did not leave changed there, or any leak when nothing can say --
 means the band cannot stand for the tests it left out: the check promotes and runs the whole
-suite, in one process (``flows.check``). Only keys are compared, not values: a temporary
-folder's name differs on every run.
+suite, in one process (``flows.check``). Values are compared too, except a value holding a
+path (a temporary folder's name differs on every run), which is compared by its key alone: a
+test that leaves ``APP_MODE=lenient`` where the base's left ``strict`` leaks anew.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,18 +55,46 @@ def found(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, dict[str, str]]
 
 
 def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """What the witness keeps: one ``NODEID\\tKEY`` per leak, sorted."""
-    return sorted(f"{nodeid}\t{key}" for nodeid, keys in leaks.items() for key in keys)
+    """What the witness keeps: one ``NODEID\\tKEY\\tVALUE`` per leak, sorted; ``NODEID\\tKEY``
+    for a value that may differ from run to run (``_comparable``)."""
+    return sorted(_entry(nodeid, key, value)
+                  for nodeid, keys in leaks.items() for key, value in keys.items())
+
+
+def _entry(nodeid: str, key: str, value: str) -> str:
+    return f"{nodeid}\t{key}\t{_stable(value)}" if _comparable(value) else f"{nodeid}\t{key}"
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+
+def _stable(value: str) -> str:
+    """A value without what differs between processes: an object's address in its repr (a
+    finder left on ``sys.meta_path``)."""
+    return _ADDRESS.sub("0x?", value)
+
+
+def _comparable(value: str) -> bool:
+    """Whether a leaked value is the same in every run that leaves it: not one holding a
+    path (a temporary folder, or the tree's own place, which differs between the witness's
+    recording and the check's worktree), nor one spanning lines or fields."""
+    return not any(c in value for c in ("/", "\\", "\t", "\n"))
+
+
+def _known(nodeid: str, key: str, value: str, base: frozenset[str]) -> bool:
+    """Whether the base left this key at this value (at any value: a value that is not
+    comparable, or a witness recorded before values were kept)."""
+    return f"{nodeid}\t{key}" in base or f"{nodeid}\t{key}\t{_stable(value)}" in base
 
 
 def fresh(leaks: Mapping[str, Mapping[str, str]],
           base: frozenset[str] | None) -> dict[str, dict[str, str]]:
-    """The leaks at head that the base did not have (every one when ``base`` is None:
-    nothing says the base had it), by node id."""
+    """The leaks at head that the base did not have, or had at another value (every one
+    when ``base`` is None: nothing says the base had it), by node id."""
     found: dict[str, dict[str, str]] = {}
     for nodeid, keys in sorted(leaks.items()):
         kept = {k: v for k, v in sorted(keys.items())
-                if base is None or f"{nodeid}\t{k}" not in base}
+                if base is None or not _known(nodeid, k, v, base)}
         if kept:
             found[nodeid] = kept
     return found

@@ -167,6 +167,47 @@ def test_a_leak_that_moves_to_the_first_importer_in_the_band_keeps_it(
     assert [r["label"] for r in data["results"]["runs"]] == ["band"]
 
 
+# The same within one file: the witness saw test_first leave LAZY_READY set; a run of the
+# file at the base says the same; the band of a change to app/core.py is test_second alone.
+SAME_FILE = {
+    **{k: v for k, v in LAZY_FILES.items() if not k.startswith("tests/")},
+    "tests/test_lazy.py": "def test_first():\n    from app import lazy\n\n"
+                          "    assert lazy.value() == 1\n\n\n"
+                          "def test_second():\n    from app import lazy\n"
+                          "    from app.core import double\n\n"
+                          "    assert lazy.value() + double(1) == 3\n",
+}
+
+
+@pytest.fixture(scope="module")
+def same_file_recorded(tmp_path_factory: pytest.TempPathFactory
+                       ) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, SAME_FILE)
+
+
+@pytest.mark.parametrize("core", ["def double(x):\n    return x * 2\n",
+                                  "import os\n\n\ndef double(x):\n"
+                                  "    os.environ['CORE_SEEN'] = '1'\n    return x * 2\n"],
+                         ids=["moved", "new-leak"])
+def test_a_leak_that_moves_within_a_file_is_asked_of_the_bands_own_tests(
+    same_file_recorded: tuple[GitRepo, str], core: str, request: pytest.FixtureRequest,
+) -> None:
+    """The band's own tests, run at the base in their order, leave LAZY_READY in
+    test_second there too: the band stays. Its twin: a leak the patch adds is still new."""
+    repo, base = same_file_recorded
+    patch(repo, base, "core-" + request.node.callspec.id, {"app/core.py": core})
+    code, data = _check(repo, base)
+    assert data["witness"]["skipped"] == ["tests/test_lazy.py::test_first"]
+    assert code == 0, data["reasons"]
+    if "CORE_SEEN" in core:
+        leak = next(r for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+        assert "env:CORE_SEEN = 1" in leak["detail"] and "LAZY_READY" not in leak["detail"]
+        assert "the band's own tests run at the base" in leak["detail"], leak
+    else:
+        assert leaks.PROMOTE_CODE not in _codes(data), data["reasons"]
+        assert [r["label"] for r in data["results"]["runs"]] == ["band"]
+
+
 @pytest.mark.parametrize("args", [("--workers", "0"), ("--workers", "2"),
                                   ("--workers", "2", "--shadow")],
                          ids=["one-process", "two-workers", "two-workers-shadow"])
@@ -357,6 +398,19 @@ def test_the_base_leaks_are_matched_by_test_and_key() -> None:
                      f"{MONEY_TEST} leaves decimal.prec = 4 changed for the tests after it"]
     assert leaks.new(head, frozenset(leaks.entries(head))) == []
     assert len(leaks.new(head, None)) == 2
+    # Values count: the same key left at another value is a leak the base did not have; a
+    # value holding a path is compared by its key alone (a temporary folder differs in
+    # every run); a witness that kept keys only still explains the key.
+    moved = {MONEY_TEST: {"env:APP_SEEN": "2"}}
+    assert leaks.new(moved, base) == [
+        f"{MONEY_TEST} leaves env:APP_SEEN = 2 changed for the tests after it"]
+    assert leaks.new(moved, frozenset({f"{MONEY_TEST}\tenv:APP_SEEN"})) == []
+    folder = {MONEY_TEST: {"env:APP_TMP": "/tmp/tmpab12"}}
+    assert leaks.new({MONEY_TEST: {"env:APP_TMP": "/tmp/tmpzz99"}},
+                     frozenset(leaks.entries(folder))) == []
+    finder = {MONEY_TEST: {"sys.meta_path": "(<Finder object at 0x7f3a2b1c>,)"}}
+    assert leaks.new({MONEY_TEST: {"sys.meta_path": "(<Finder object at 0x7e00ffee>,)"}},
+                     frozenset(leaks.entries(finder))) == []  # an address differs per run
 
 
 # --- whose leak: the test's code, not a wider fixture's set-up ---------------------------------
@@ -435,3 +489,54 @@ def test_an_incremental_witness_carries_only_the_carried_tests_leaks() -> None:
     del silent.info[graph.STATE_LEAKS]
     combined = Basis(old, frozenset({carried}), frozenset()).combine(silent, frozenset({carried}))
     assert graph.STATE_LEAKS not in combined.info
+
+
+# A leak the base had, at another value: the money code sets the mode every later caller
+# reads; the base's is "strict", the patch's "lenient". The mode test never reaches
+# app/money.py, so the witness skips it; it fails after the money test in the full suite.
+MODE_FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": "[tool.agentgate]\nshadow_percent = 0\n",
+    "app/__init__.py": "",
+    "app/mode.py": "import os\n\n\ndef strict():\n"
+                   "    return os.environ.get('APP_MODE', 'strict') == 'strict'\n",
+    "app/money.py": "import os\nimport tempfile\n\n\ndef total(a, b):\n"
+                    "    os.environ['APP_MODE'] = 'strict'\n"
+                    "    os.environ['APP_TMP'] = tempfile.mkdtemp()\n"
+                    "    return a + b\n",
+    "tests/test_a_money.py": "from app.money import total\n\n\n"
+                             "def test_total():\n    assert total(1, 2) == 3\n",
+    "tests/test_b_mode.py": "from app.mode import strict\n\n\n"
+                            "def test_strict():\n    assert strict()\n",
+}
+MODE_TEST = "tests/test_b_mode.py::test_strict"
+
+
+@pytest.fixture(scope="module")
+def mode_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, str]]:
+    yield from recorded_repo(tmp_path_factory, MODE_FILES)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("'lenient'", 1), ("'str' + 'ict'", 0)],
+                         ids=["another-value", "same-value"])
+def test_a_leak_the_base_had_at_another_value_runs_the_whole_suite(
+    mode_recorded: tuple[GitRepo, str], mode: str, expected: int,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The attack: the key was leaked at the base too, so compared by key it was explained
+    and the band (the money test alone) passed. The twin: the same value, written another
+    way, with a temporary folder's name that differs in every run beside it, keeps the band."""
+    repo, base = mode_recorded
+    money = MODE_FILES["app/money.py"].replace("'strict'", mode)
+    patch(repo, base, "mode-" + request.node.callspec.id, {"app/money.py": money})
+    code, data = _check(repo, base)
+    assert data["witness"]["skipped"] == [MODE_TEST]
+    assert code == expected, data["reasons"]
+    if expected:
+        leak = next(r for r in data["reasons"] if r["code"] == leaks.PROMOTE_CODE)
+        assert "env:APP_MODE = lenient" in leak["detail"], leak
+        failed = [r for r in data["reasons"] if r["code"] == "tests-failed"]
+        assert failed and MODE_TEST in failed[0]["detail"], data["reasons"]
+    else:
+        assert leaks.PROMOTE_CODE not in _codes(data), data["reasons"]
+        assert [r["label"] for r in data["results"]["runs"]] == ["band"]
