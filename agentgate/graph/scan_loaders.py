@@ -181,7 +181,8 @@ UNPICKLER_MODULES = frozenset(_UNPICKLERS)
 
 def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.Subscript],
              import_nodes: list[ast.Import | ast.ImportFrom], lists: list[list[ast.expr]],
-             assigns: list[Assign]) -> tuple[list[str], list[tuple[str, str]]]:
+             assigns: list[Assign], bindings: frozenset[str] = frozenset(),
+             ) -> tuple[list[str], list[tuple[str, str]]]:
     """What a file reaches by name without an import statement (red-team): a pickle or other
     object loader (``dynamic-import``), ``pydoc.locate("app.core.f")`` and
     ``sys.modules["app.core"]`` with a literal (imports of that name's modules), importlib
@@ -199,7 +200,8 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
         if owner == "pydoc" and name == "locate" and call.args and isinstance(
                 first := call.args[0], ast.Constant) and isinstance(first.value, str):
             imports += _prefixes(first.value)
-        elif name in _UNPICKLERS.get(owner, ()) and not _round_trip(call, bound):
+        elif name in _UNPICKLERS.get(owner, ()) and not _round_trip(call, bound, refs,
+                                                                    assigns, bindings):
             found.append(("dynamic-import", f"{owner}.{name}() loads what its data names at "
                           f"line {call.lineno}"))
         elif owner == "builtins" and name in ("getattr", "vars") and call.args and isinstance(
@@ -226,11 +228,38 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
     return imports, found
 
 
-def _round_trip(call: ast.Call, bound: dict[str, tuple[str, str]]) -> bool:
-    """``pickle.loads(pickle.dumps(obj))``: the data names the classes of an object this
-    process holds, whose modules are loaded already (a test's copy idiom): nothing new."""
+# Dumpers whose output ``_round_trip`` trusts: the pickle family's own.
+_PICKLERS = frozenset(("pickle", "_pickle", "cPickle", "dill", "cloudpickle"))
+
+
+def _round_trip(call: ast.Call, bound: dict[str, tuple[str, str]], refs: list[ast.expr],
+                assigns: list[Assign], bindings: frozenset[str]) -> bool:
+    """``pickle.loads(pickle.dumps(obj))``, or ``data = pickle.dumps(obj)`` then
+    ``pickle.loads(data)``: the data names the classes of an object this process holds, whose
+    modules are loaded already (a test's copy idiom): nothing new. A name only when every
+    binding of it in the file is such an assignment (no parameter, loop target, import, ...:
+    ``bindings``), and only the pickle family's own ``dumps``."""
     first = call.args[0] if call.args else None
-    return isinstance(first, ast.Call) and _owner_and_name(first.func, bound)[1] == "dumps"
+    if isinstance(first, ast.Call):
+        return _dumps(first, bound)
+    if not isinstance(first, ast.Name) or first.id in bindings:
+        return False
+    stores = sum(isinstance(r, ast.Name) and r.id == first.id
+                 and not isinstance(r.ctx, ast.Load) for r in refs)
+    dumped = 0
+    for node in assigns:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and t.id == first.id for t in targets):
+            if (len(targets) != 1 or isinstance(node, ast.AugAssign)
+                    or not isinstance(node.value, ast.Call) or not _dumps(node.value, bound)):
+                return False
+            dumped += 1
+    return dumped > 0 and dumped == stores
+
+
+def _dumps(call: ast.Call, bound: dict[str, tuple[str, str]]) -> bool:
+    owner, name = _owner_and_name(call.func, bound)
+    return name == "dumps" and owner in _PICKLERS
 
 
 def _from_imports(nodes: Iterable[ast.Import | ast.ImportFrom]) -> dict[str, tuple[str, str]]:

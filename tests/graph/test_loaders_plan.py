@@ -170,6 +170,40 @@ def test_a_pickle_round_trip_of_an_object_held_loads_nothing_new(repo: GitRepo) 
     assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"]
 
 
+def test_a_pickle_round_trip_through_a_local_name_loads_nothing_new(repo: GitRepo) -> None:
+    """boltons' idiom: ``pickled = pickle.dumps(obj)`` then ``pickle.loads(pickled)``, every
+    binding of the name in the file such an assignment: no escalation."""
+    copy = ("import pickle\n\ndef run(obj):\n    pickled = pickle.dumps(obj)\n"
+            "    return pickle.loads(pickled)\n")
+    data = _plan(repo, copy, {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py"], data["reasons"]
+
+
+# The name is also bound otherwise, or the dump is not pickle's: the data may name anything.
+NOT_A_ROUND_TRIP = {
+    "parameter": "import pickle\n\ndef run(obj, pickled):\n    copy = pickle.dumps(obj)\n"
+    "    return pickle.loads(pickled), copy\n\ndef other():\n    pickled = pickle.dumps(1)\n"
+    "    return pickled\n",
+    "rebound": "import pickle\n\ndef run(obj, path):\n    pickled = pickle.dumps(obj)\n"
+    "    pickled = open(path, 'rb').read()\n    return pickle.loads(pickled)\n",
+    "loop-target": "import pickle\n\ndef run(obj, blobs):\n    pickled = pickle.dumps(obj)\n"
+    "    for pickled in blobs:\n        pickle.loads(pickled)\n",
+    "module-level": "import pickle\n\npickled = pickle.dumps(1)\n\ndef run():\n"
+    "    return pickle.loads(pickled)\n",
+    "other-dumps": "import pickle\nimport blobs\n\ndef run(obj):\n"
+    "    pickled = blobs.dumps(obj)\n    return pickle.loads(pickled)\n",
+    "other-dumps-inline": "import pickle\nimport blobs\n\ndef run(obj):\n"
+    "    return pickle.loads(blobs.dumps(obj))\n",
+}
+
+
+@pytest.mark.parametrize("loader", sorted(NOT_A_ROUND_TRIP))
+def test_a_pickle_of_data_from_elsewhere_still_escalates(repo: GitRepo, loader: str) -> None:
+    data = _plan(repo, NOT_A_ROUND_TRIP[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"], data["reasons"]
+    assert any(r["code"] == "dynamic-import" for r in data["reasons"])
+
+
 @pytest.mark.parametrize("loader", sorted(REACHES))
 def test_a_module_reached_by_name_is_an_edge(repo: GitRepo, loader: str) -> None:
     data = _plan(repo, REACHES[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
