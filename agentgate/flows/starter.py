@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 from agentgate.core.config import PYPROJECT, Config
@@ -47,6 +49,12 @@ def init(root: Path, config: Config, *, force: bool = False) -> Result:
     if problems:
         raise ConfigError(_refusal(config, len(problems)))
     result = Result(command="init")
+    found = [] if config.has_section else fixture_folders(root, config.tests)
+    if found:
+        # The starter section lists them, and the manifest records them: a test's data (an
+        # expected-output file) is what an agent edits to make a broken test pass.
+        config = dataclasses.replace(config, fixtures=(*config.fixtures, *found))
+        result.notes.append(f"test data found: {', '.join(found)} (in 'fixtures')")
     result.notes.append(_write_config(root, config))
     result.notes.append(_write_scope(root, config))
     result.notes.append(_write_manifest(root, config, unchanged=problems == []))
@@ -110,3 +118,51 @@ def _top_level_packages(root: Path) -> list[str]:
         and p.name not in skip
         and (p / "__init__.py").exists()
     )
+
+
+_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyi")
+_NOT_DATA = frozenset(("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+                       ".hypothesis", "node_modules"))
+
+
+def fixture_folders(root: Path, test_roots: tuple[str, ...], depth: int = 3) -> list[str]:
+    """Folders of test data under the test roots, for the starter ``fixtures`` list: a folder
+    holding at least one file that is not Python and no test module, conftest or package
+    ``__init__`` anywhere in it (``tests/files/*.sql``, ``tests/unit/data``). A folder of
+    tests is looked into, down to ``depth`` levels, never listed."""
+    found: list[str] = []
+
+    def visit(folder: Path, level: int) -> None:
+        try:
+            children = sorted(p for p in folder.iterdir() if p.is_dir()
+                              and not p.is_symlink() and not p.name.startswith(".")
+                              and p.name not in _NOT_DATA)
+        except OSError:
+            return
+        for child in children:
+            data, code = _contents(child)
+            if data and not code:
+                found.append(child.relative_to(root).as_posix())
+            elif level < depth:
+                visit(child, level + 1)
+
+    for name in test_roots:
+        top = root / name
+        if top.is_dir() and not top.is_symlink():
+            visit(top, 1)
+    return found
+
+
+def _contents(folder: Path) -> tuple[bool, bool]:
+    """(holds a file that is not Python, holds a test module, conftest or ``__init__``)."""
+    data = False
+    for _here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in _NOT_DATA and not d.startswith(".")]
+        for name in files:
+            if name == "conftest.py" or name == "__init__.py" or (
+                    name.endswith(".py") and (name.startswith("test_")
+                                              or name.endswith("_test.py"))):
+                return data, True
+            if not name.endswith(_CODE_SUFFIXES):
+                data = True
+    return data, False

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -258,6 +259,46 @@ def test_init_writes_starter_files(app_repo: GitRepo) -> None:
     assert "id: agentgate-trust" in proc.stdout and "pre-push" in proc.stdout
     again = run_agentgate("init", cwd=app_repo.path)
     assert "already has [tool.agentgate]" in again.stdout
+
+
+def test_init_lists_the_test_data_it_finds_as_fixtures(app_repo: GitRepo) -> None:
+    """A new user's project keeps its test data elsewhere than ``tests/fixtures``
+    (sqlparse: ``tests/files/*.sql``): ``init`` lists folders of test data under the test
+    roots, so the manifest guards them (an agent edits an expected-output file to make a
+    broken test pass: ``fixtures verify`` fails). A folder of tests, a package and a folder of
+    Python helpers are not data."""
+    app_repo.files({
+        "tests/files/query.sql": "select 1;\n",
+        "tests/files/nested/expected.txt": "SELECT 1;\n",
+        "tests/unit/test_x.py": "def test_x():\n    pass\n",
+        "tests/unit/data/rates.json": "{}\n",
+        "tests/helpers/__init__.py": "",
+        "tests/helpers/table.csv": "a,b\n",
+        "tests/cases/case_1.py": "X = 1\n",
+    })
+    proc = run_agentgate("init", cwd=app_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    config = tomllib.loads((app_repo.path / "pyproject.toml").read_text())["tool"]["agentgate"]
+    assert config["fixtures"] == ["tests/fixtures", "tests/files", "tests/unit/data"]
+    assert "test data found: tests/files, tests/unit/data" in " ".join(proc.stdout.split())
+    listed = (app_repo.path / ".agentgate/fixtures.sha256").read_text()
+    for path in ("tests/files/query.sql", "tests/files/nested/expected.txt",
+                 "tests/unit/data/rates.json"):
+        assert path in listed
+    assert "table.csv" not in listed and "case_1" not in listed and "test_x" not in listed
+    assert run_agentgate("fixtures", "verify", cwd=app_repo.path).returncode == 0
+    app_repo.write("tests/files/nested/expected.txt", "select 1;\n")  # the attack
+    assert run_agentgate("fixtures", "verify", cwd=app_repo.path).returncode != 0
+
+
+def test_init_keeps_a_configured_fixtures_list(app_repo: GitRepo) -> None:
+    """The twin: a project that configured [tool.agentgate] keeps its own list."""
+    app_repo.files({"pyproject.toml": "[tool.agentgate]\nfixtures = [\"tests/golden\"]\n",
+                    "tests/files/query.sql": "select 1;\n"})
+    proc = run_agentgate("init", cwd=app_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "test data found" not in proc.stdout
+    assert "query.sql" not in (app_repo.path / ".agentgate/fixtures.sha256").read_text()
 
 
 def test_init_refuses_to_rerecord_a_manifest_over_an_edited_fixture(app_repo: GitRepo) -> None:
