@@ -180,6 +180,13 @@ def _test_lines(detail: PlanDetail, *, verbose: bool) -> list[str]:
     the_plan = detail.plan
     full = "; promoted: check runs the full suite" if detail.full_suite else ""
     lines = [f"tests: {len(the_plan.tests)} of {len(the_plan.suite)} test file(s){full}"]
+    if not detail.full_suite and detail.witness is not None and detail.tests != the_plan.tests:
+        # The count is what ``tests`` lists (issue 12 item 6): the witness's selection, not
+        # the import closure's files ("9 of 9 test file(s)" over a band of 58 node ids).
+        files = len({t.split("::", 1)[0] for t in detail.tests})
+        lines = [f"tests: {len(detail.tests)} selected by the witness, in {files} of "
+                 f"{len(the_plan.suite)} test file(s) (the import closure: "
+                 f"{len(the_plan.tests)} file(s))"]
     if verbose:
         lines += [f"  {test}: {_chain_text(chain)}" for test, chain in the_plan.why.items()]
     if detail.witness is not None:

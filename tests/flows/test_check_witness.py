@@ -45,6 +45,10 @@ def test_with_a_witness_only_the_tests_that_ran_the_change_run(repo: GitRepo) ->
     assert data["tests"] == ["tests/test_core.py::test_other"]
     witness = data["witness"]
     assert isinstance(witness, dict) and witness["counts"]["skipped"] == 1
+    # The text counts what ``tests`` lists (issue 12 item 6), not the closure's files.
+    text = run_agentgate("plan", "--base", base, cwd=repo.path).stdout
+    assert ("  tests: 1 selected by the witness, in 1 of 1 test file(s) (the import "
+            "closure: 1 file(s))\n") in text, text
     checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     results = json.loads(checked.stdout)["results"]
