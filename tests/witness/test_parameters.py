@@ -42,6 +42,12 @@ FILES = {
     "tests/test_limit.py": "import pytest\n\nfrom app.core import kind\nfrom app.limits import "
     "LIMIT\n\n\n@pytest.mark.parametrize('n', [1, LIMIT])\n"
     "def test_limit(n):\n    assert kind(n) in ('one', 'two')\n",
+    # Ids holding "::" (sqlparse's SQL casts, 'x::int'): --deselect matches them as text.
+    "app/cast.py": "def cast(s):\n    return s.split('::')[1]\n\n\ndef plain(s):\n    return s\n",
+    "tests/test_cast.py": "import pytest\n\nfrom app.cast import cast, plain\n\n\n"
+    "@pytest.mark.parametrize('given', ['x::int', 'y'])\n"
+    "def test_cast(given):\n"
+    "    assert (cast(given) if '::' in given else plain(given)) in ('int', 'y')\n",
 }
 
 
@@ -159,3 +165,23 @@ def test_a_sampled_case_whose_id_differs_in_every_process_runs_through_its_funct
         done = run_agentgate("check", "--base", w, "--format", "json", cwd=repo.path)
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["results"]["failed"] == 0
+
+
+@pytest.mark.parametrize(("changed", "runs", "deselected"), [
+    ("return s.split('::')[-1]", "x::int", "y"),
+    ("return s + ''", "y", "x::int"),
+], ids=["the-colon-case-runs", "the-colon-case-is-deselected"])
+def test_a_case_whose_id_holds_colons_is_deselected_like_any_other(
+    recorded: tuple[GitRepo, str], changed: str, runs: str, deselected: str,
+) -> None:
+    """sqlparse: every impacted case of a function whose ids hold "::" ran the whole
+    function (50 tests audited as 10). The function runs and pytest's --deselect, a text
+    prefix, takes such an id like any other; the running case still runs and counts."""
+    old = "return s.split('::')[1]" if "::" in runs else "return s\n"
+    code = FILES["app/cast.py"].replace(old, changed + ("\n" if old.endswith("\n") else ""))
+    done, data = _check(recorded, "cast-" + runs.replace(":", "-"), {"app/cast.py": code})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert data["tests"] == ["tests/test_cast.py::test_cast"]
+    assert data["witness"]["deselected"] == [f"tests/test_cast.py::test_cast[{deselected}]"]
+    assert (data["results"]["passed"], data["results"]["failed"]) == (1, 0)
+    assert not [r for r in data["reasons"] if r["code"] in ("not-collected", "deselected")]
