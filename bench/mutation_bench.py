@@ -308,12 +308,16 @@ def by_reason(data: dict[str, object], full: wb.Run) -> dict[str, list[float]]:
 
 
 def junit_key(nodeid: str) -> str:
-    """The JUnit case key (``classname::name``) of a pytest node id (a file: its module)."""
-    path, *rest = nodeid.split("::")
+    """The JUnit case key (``classname::name``) of a pytest node id (a file: its module). A
+    case's parameters may hold "::" (sqlparse's ``test_issue78[...::text ...]``): only the
+    part before them names the test."""
+    bracket = nodeid.find("[")
+    head, case = (nodeid[:bracket], nodeid[bracket:]) if bracket >= 0 else (nodeid, "")
+    path, *rest = head.split("::")
     module = path.removesuffix(".py").replace("/", ".")
     if not rest:
-        return module
-    return ".".join([module, *rest[:-1]]) + "::" + rest[-1]
+        return module + case
+    return ".".join([module, *rest[:-1]]) + "::" + rest[-1] + case
 
 
 def _plan_summary(data: dict[str, object]) -> dict[str, object]:
