@@ -366,7 +366,7 @@ def _leaked(
     run may have spread it over xdist workers."""
     from agentgate.run import leaks
 
-    found = leaks.found(report.seen.values())
+    found = leaks.found(report.seen.values(), (report.tree, root))
     if not found:
         return None
     base = planned.witness.state_leaks if planned.witness is not None else None
@@ -455,7 +455,7 @@ def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],
     seen = [d for d in ran.seen.values() if d is not None]
     if not seen or not all(d.get("finished") for d in seen):
         return None
-    return frozenset(leaks.entries(leaks.found(seen)))
+    return frozenset(leaks.entries(leaks.found(seen, (tree.path, root))))
 
 
 def _leak_path(line: str) -> str | None:

@@ -17,14 +17,16 @@ leaking tests' files are run at the merge-base to see what they leave changed th
 (``flows.check._base_leaks``). A leak at head the base did not have -- a
 key a test, or collection, did not leave changed there, or any leak when nothing can say --
 means the band cannot stand for the tests it left out: the check promotes and runs the whole
-suite, in one process (``flows.check``). Values are compared too, except a value holding a
-path (a temporary folder's name differs on every run), which is compared by its key alone: a
-test that leaves ``APP_MODE=lenient`` where the base's left ``strict`` leaks anew.
+suite, in one process (``flows.check``). Values are compared too (a test that leaves
+``APP_MODE=lenient`` where the base's left ``strict`` leaks anew), without what differs
+from run to run: the tree the run took place in, temporary folders, object addresses.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,9 +34,12 @@ COLLECTION = ""  # the "node id" of what collection left changed
 PROMOTE_CODE = "state-leak"
 
 
-def found(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, dict[str, str]]:
+def found(seen: Iterable[Mapping[str, Any] | None],
+          trees: Iterable[str | os.PathLike[str]] = ()) -> dict[str, dict[str, str]]:
     """Node id (``COLLECTION`` for collection) -> key -> the value it was left at, from
-    what the outcome plugin wrote for each run."""
+    what the outcome plugin wrote for each run; each value ``stable``, the folders the run
+    took place in (``trees``) shown as ``<tree>``."""
+    places = _places(trees)
     leaks: dict[str, dict[str, str]] = {}
     for data in seen:
         if not isinstance(data, Mapping):
@@ -46,45 +51,72 @@ def found(seen: Iterable[Mapping[str, Any] | None]) -> dict[str, dict[str, str]]
             for nodeid, keys in (tests.items() if isinstance(tests, Mapping) else ()):
                 if isinstance(keys, Mapping) and keys:
                     leaks.setdefault(str(nodeid), {}).update(
-                        {str(k): str(v) for k, v in keys.items()})
+                        {str(k): stable(str(v), places) for k, v in keys.items()})
         collection = data.get("collection_leaks")
         if isinstance(collection, Mapping) and collection:
             leaks.setdefault(COLLECTION, {}).update(
-                {str(k): str(v) for k, v in collection.items()})
+                {str(k): stable(str(v), places) for k, v in collection.items()})
     return leaks
 
 
-def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """What the witness keeps: one ``NODEID\\tKEY\\tVALUE`` per leak, sorted; ``NODEID\\tKEY``
-    for a value that may differ from run to run (``_comparable``)."""
-    return sorted(_entry(nodeid, key, value)
-                  for nodeid, keys in leaks.items() for key, value in keys.items())
-
-
-def _entry(nodeid: str, key: str, value: str) -> str:
-    return f"{nodeid}\t{key}\t{_stable(value)}" if _comparable(value) else f"{nodeid}\t{key}"
+def _places(trees: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """The trees' paths as a value may spell them (resolved or not), longest first."""
+    found = {p for t in trees for p in (os.fspath(t), os.path.realpath(t)) if len(p) > 1}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+# agentgate's own worktrees (``.git/agentgate/worktrees/<name>``): the witness is recorded in
+# one, the band runs in another.
+_WORKTREE = re.compile(r"[^\s'\",()\[\]]*[/\\]\.git[/\\]agentgate[/\\]worktrees[/\\]"
+                       r"[^/\\\s'\",()\[\]]+")
+_TEMP = re.compile(re.escape(tempfile.gettempdir()) + r"[^\s'\",()\[\]]*")
 
 
-def _stable(value: str) -> str:
-    """A value without what differs between processes: an object's address in its repr (a
-    finder left on ``sys.meta_path``)."""
-    return _ADDRESS.sub("0x?", value)
+SHOWN = 80  # the outcome plugin cuts a value it shows there (``outcomes._shown``)
+CUT = "\u2026"  # a value cut short ends with this: where it was cut depends on its paths
 
 
-def _comparable(value: str) -> bool:
-    """Whether a leaked value is the same in every run that leaves it: not one holding a
-    path (a temporary folder, or the tree's own place, which differs between the witness's
-    recording and the check's worktree), nor one spanning lines or fields."""
-    return not any(c in value for c in ("/", "\\", "\t", "\n"))
+def stable(value: str, places: tuple[str, ...] = ()) -> str:
+    """A leaked value without what differs from run to run: the tree the run took place in
+    (``<tree>``), a temporary folder's name (``<tmp>``), an object's address in its repr (a
+    finder left on ``sys.meta_path``), and no tab or line break (an entry's separators)."""
+    cut = len(value) >= SHOWN
+    for place in places:
+        value = value.replace(place, "<tree>")
+    value = _TEMP.sub("<tmp>", _WORKTREE.sub("<tree>", value))
+    value = _ADDRESS.sub("0x?", value).replace("\t", " ").replace("\n", " ")
+    return value + CUT if cut else value
+
+
+def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """What the witness keeps: one ``NODEID\\tKEY\\tVALUE`` per leak (the value as ``found``
+    made it stable), sorted."""
+    return sorted(f"{nodeid}\t{key}\t{value}"
+                  for nodeid, keys in leaks.items() for key, value in keys.items())
 
 
 def _known(nodeid: str, key: str, value: str, base: frozenset[str]) -> bool:
-    """Whether the base left this key at this value (at any value: a value that is not
-    comparable, or a witness recorded before values were kept)."""
-    return f"{nodeid}\t{key}" in base or f"{nodeid}\t{key}\t{_stable(value)}" in base
+    """Whether the base left this key at this value (at any value: a witness recorded
+    before values were kept holds ``NODEID\\tKEY``)."""
+    prefix = f"{nodeid}\t{key}"
+    if prefix in base or f"{prefix}\t{value}" in base:
+        return True
+    return any(_agree(value, e[len(prefix) + 1:]) for e in base
+               if e.startswith(prefix + "\t"))
+
+
+def _agree(one: str, other: str) -> bool:
+    """Two values, either perhaps cut short (``CUT``): a cut one is the start of the other
+    (where a value was cut moves with the length of the tree's path in it)."""
+    a, b = one.removesuffix(CUT), other.removesuffix(CUT)
+    if one.endswith(CUT) and other.endswith(CUT):
+        return a.startswith(b) or b.startswith(a)
+    if one.endswith(CUT):
+        return b.startswith(a)
+    if other.endswith(CUT):
+        return a.startswith(b)
+    return a == b
 
 
 def fresh(leaks: Mapping[str, Mapping[str, str]],

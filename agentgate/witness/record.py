@@ -96,7 +96,7 @@ def record(
             raw = _read_raw(raw_path)
             witness = build(root, raw, sha=sha, tree=tree, python=python,
                             env=fingerprint.result())
-            state = _state_leaks(raw_path.with_name(LEAKS))
+            state = _state_leaks(raw_path.with_name(LEAKS), (tree, root))
             if state is not None:
                 witness.info[graph.STATE_LEAKS] = state
         witness.info[graph.WHOLE_SUITE] = whole
@@ -247,16 +247,17 @@ def _run_watched(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path
     return done
 
 
-def _state_leaks(path: Path) -> list[str] | None:
-    """The process state each test left changed, as the outcome plugin saw it; None (the
-    witness does not say) when it wrote nothing readable."""
+def _state_leaks(path: Path, trees: tuple[Path, ...]) -> list[str] | None:
+    """The process state each test left changed, as the outcome plugin saw it in ``trees``
+    (the recording's, the repository's); None (the witness does not say) when it wrote
+    nothing readable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not data.get("finished") or "leaks" not in data:
         return None  # an older agentgate's plugin in the project's interpreter says nothing
-    return leaks.entries(leaks.found([data]))
+    return leaks.entries(leaks.found([data], trees))
 
 
 def _read_raw(path: Path) -> dict[str, Any]:

@@ -10,6 +10,7 @@ base had already, and a patch that leaks nothing, keep the small band.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -399,18 +400,37 @@ def test_the_base_leaks_are_matched_by_test_and_key() -> None:
     assert leaks.new(head, frozenset(leaks.entries(head))) == []
     assert len(leaks.new(head, None)) == 2
     # Values count: the same key left at another value is a leak the base did not have; a
-    # value holding a path is compared by its key alone (a temporary folder differs in
-    # every run); a witness that kept keys only still explains the key.
+    # witness that kept keys only still explains the key.
     moved = {MONEY_TEST: {"env:APP_SEEN": "2"}}
     assert leaks.new(moved, base) == [
         f"{MONEY_TEST} leaves env:APP_SEEN = 2 changed for the tests after it"]
     assert leaks.new(moved, frozenset({f"{MONEY_TEST}\tenv:APP_SEEN"})) == []
-    folder = {MONEY_TEST: {"env:APP_TMP": "/tmp/tmpab12"}}
-    assert leaks.new({MONEY_TEST: {"env:APP_TMP": "/tmp/tmpzz99"}},
-                     frozenset(leaks.entries(folder))) == []
-    finder = {MONEY_TEST: {"sys.meta_path": "(<Finder object at 0x7f3a2b1c>,)"}}
-    assert leaks.new({MONEY_TEST: {"sys.meta_path": "(<Finder object at 0x7e00ffee>,)"}},
-                     frozenset(leaks.entries(finder))) == []  # an address differs per run
+
+
+def _seen(value: str, tree: str = "/x/repo") -> dict[str, dict[str, str]]:
+    return leaks.found([{"leaks": {MONEY_TEST: {"env:APP_PATH": value}}}], [tree])
+
+
+def test_leaked_values_are_compared_without_what_differs_from_run_to_run() -> None:
+    """The tree the run took place in, temporary folders, object addresses, and where a long
+    value was cut (after a tree path of another length) are not the patch's doing; another
+    path is (an attacker's ``/etc/lenient.cfg`` where the base left ``/etc/strict.cfg``)."""
+    temp = tempfile.gettempdir()
+    trees, lib = "/r/.git/agentgate/worktrees", "/usr/lib/python3.11/site-packages/a.zip"
+    pairs = [
+        (_seen("/x/repo/src"), _seen("/y/other/src", tree="/y/other")),
+        (_seen(f"{temp}/tmpab12"), _seen(f"{temp}/tmpzz99/x")),
+        (_seen("/r/.git/agentgate/worktrees/witness-tmp-1/src"),
+         _seen("/r/.git/agentgate/worktrees/c0ffee/src")),
+        (_seen("(<Finder object at 0x7f3a2b1c>,)"), _seen("(<Finder object at 0x7e00ffee>,)")),
+        (_seen(str((f"{trees}/witness-tmp-f54716f02c86", lib))[:80]),
+         _seen(str((f"{trees}/cd72316676cb9e16794ff208ec072a524b1f", lib))[:80])),
+    ]
+    assert len(str((f"{trees}/witness-tmp-f54716f02c86", lib))) > 80  # cut: two places
+    for base, head in pairs:
+        assert leaks.new(head, frozenset(leaks.entries(base))) == [], (base, head)
+    assert leaks.new(_seen("/etc/lenient.cfg"), frozenset(leaks.entries(_seen("/etc/strict.cfg"))))
+    assert leaks.new(_seen("stricter"), frozenset(leaks.entries(_seen("strict"))))
 
 
 # --- whose leak: the test's code, not a wider fixture's set-up ---------------------------------
