@@ -41,17 +41,9 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
     subscripts: list[ast.Subscript] = []
     import_nodes: list[ast.Import | ast.ImportFrom] = []
     plugins: Escalations = []
-    bindings: set[str] = set()  # names bound other than by assignment (``scan_loaders``)
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.arg | ast.ExceptHandler | ast.FunctionDef
-                      | ast.AsyncFunctionDef | ast.ClassDef | ast.MatchAs | ast.MatchStar):
-            bindings.add(getattr(node, "arg", None) or getattr(node, "name", None) or "")
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bindings.add(node.rest)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            bindings.update(node.names)
         if isinstance(node, ast.Import):
             imports.extend(alias.name for alias in node.names)
             names.note_import(node)
@@ -92,31 +84,11 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
-        bindings.update((a.asname or a.name).partition(".")[0]
-                        for node in import_nodes for a in node.names)
-        bindings.update(_module_level_names(tree))  # another module may rebind those
         reached, unknown = indirect(calls, refs, subscripts, import_nodes, lists, assigns,
-                                    frozenset(bindings))
+                                    tree)
         imports += reached
         escalations += unknown
     return imports, escalations
-
-
-def _module_level_names(tree: ast.AST) -> set[str]:
-    """Names a module binds outside its functions and classes (what another module can
-    rebind as an attribute of it)."""
-    found: set[str] = set()
-    body = getattr(tree, "body", None)  # an ``eval`` text's is one expression
-    stack: list[ast.AST] = (list(body) if isinstance(body, list)
-                            else [body] if isinstance(body, ast.AST) else [])
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            found.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
 
 
 _MINUS_M = re.compile(r"(?:^|\s)-m\s+([^\W\d]\w*(?:\.[^\W\d]\w*)*)(?=\s|$)")

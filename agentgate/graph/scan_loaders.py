@@ -181,7 +181,7 @@ UNPICKLER_MODULES = frozenset(_UNPICKLERS)
 
 def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.Subscript],
              import_nodes: list[ast.Import | ast.ImportFrom], lists: list[list[ast.expr]],
-             assigns: list[Assign], bindings: frozenset[str] = frozenset(),
+             assigns: list[Assign], tree: ast.AST | None = None,
              ) -> tuple[list[str], list[tuple[str, str]]]:
     """What a file reaches by name without an import statement (red-team): a pickle or other
     object loader (``dynamic-import``), ``pydoc.locate("app.core.f")`` and
@@ -200,8 +200,8 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
         if owner == "pydoc" and name == "locate" and call.args and isinstance(
                 first := call.args[0], ast.Constant) and isinstance(first.value, str):
             imports += _prefixes(first.value)
-        elif name in _UNPICKLERS.get(owner, ()) and not _round_trip(call, bound, refs,
-                                                                    assigns, bindings):
+        elif name in _UNPICKLERS.get(owner, ()) and not _round_trip(
+                call, bound, refs, assigns, tree, import_nodes):
             found.append(("dynamic-import", f"{owner}.{name}() loads what its data names at "
                           f"line {call.lineno}"))
         elif owner == "builtins" and name in ("getattr", "vars") and call.args and isinstance(
@@ -233,16 +233,17 @@ _PICKLERS = frozenset(("pickle", "_pickle", "cPickle", "dill", "cloudpickle"))
 
 
 def _round_trip(call: ast.Call, bound: dict[str, tuple[str, str]], refs: list[ast.expr],
-                assigns: list[Assign], bindings: frozenset[str]) -> bool:
+                assigns: list[Assign], tree: ast.AST | None,
+                import_nodes: list[ast.Import | ast.ImportFrom]) -> bool:
     """``pickle.loads(pickle.dumps(obj))``, or ``data = pickle.dumps(obj)`` then
     ``pickle.loads(data)``: the data names the classes of an object this process holds, whose
     modules are loaded already (a test's copy idiom): nothing new. A name only when every
-    binding of it in the file is such an assignment (no parameter, loop target, import, ...:
-    ``bindings``), and only the pickle family's own ``dumps``."""
+    binding of it in the file is such an assignment (``_other_bindings`` names none), and
+    only the pickle family's own ``dumps``."""
     first = call.args[0] if call.args else None
     if isinstance(first, ast.Call):
         return _dumps(first, bound)
-    if not isinstance(first, ast.Name) or first.id in bindings:
+    if not isinstance(first, ast.Name):
         return False
     stores = sum(isinstance(r, ast.Name) and r.id == first.id
                  and not isinstance(r.ctx, ast.Load) for r in refs)
@@ -254,7 +255,38 @@ def _round_trip(call: ast.Call, bound: dict[str, tuple[str, str]], refs: list[as
                     or not isinstance(node.value, ast.Call) or not _dumps(node.value, bound)):
                 return False
             dumped += 1
-    return dumped > 0 and dumped == stores
+    # The file walked again only here: loads of a name every assignment of which dumps.
+    return (0 < dumped == stores and tree is not None
+            and first.id not in _other_bindings(tree, import_nodes))
+
+
+def _other_bindings(tree: ast.AST, import_nodes: Iterable[ast.Import | ast.ImportFrom]
+                    ) -> frozenset[str]:
+    """Names a file binds other than by an assignment statement in a function: parameters,
+    definitions, ``except ... as``, match captures, ``global``/``nonlocal``, imports, and any
+    name bound at module level (another module can rebind it as an attribute)."""
+    found = {(a.asname or a.name).partition(".")[0] for n in import_nodes for a in n.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler | ast.FunctionDef | ast.AsyncFunctionDef
+                        | ast.ClassDef | ast.MatchAs | ast.MatchStar) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            found.update(node.names)
+    body = getattr(tree, "body", None)  # an ``eval`` text's is one expression
+    stack: list[ast.AST] = (list(body) if isinstance(body, list)
+                            else [body] if isinstance(body, ast.AST) else [])
+    while stack:  # module level: not inside a function, a class or a lambda
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(found)
 
 
 def _dumps(call: ast.Call, bound: dict[str, tuple[str, str]]) -> bool:
