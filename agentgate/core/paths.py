@@ -17,6 +17,8 @@ answer where the old copies disagreed: ``src/test_foo.py`` is not a test file wh
 roots are ``["tests"]`` (pytest run from the root with ``testpaths`` never collects it), and
 ``tests/fixtures/test_data.py`` is not one either (it is fixture data). A pattern holding a
 ``/`` matches the whole path, as pytest's ``fnmatch_ex`` does.
+
+``function_id(nodeid)``: the one rule for a node id without its parameters.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ class Layout(Protocol):
 
     @property
     def fixtures(self) -> tuple[str, ...]: ...
+
+
+def function_id(nodeid: str) -> str:
+    """A pytest node id without its parameters: ``path::Class::test[1-a::b]`` ->
+    ``path::Class::test`` (parameters may hold ``::`` and ``[``; the path may hold ``[``);
+    an id without parameters, or a file, is itself."""
+    head, sep, rest = nodeid.partition("::")
+    return head + sep + rest.split("[", 1)[0]
 
 
 def under(path: str, prefix: str) -> bool:

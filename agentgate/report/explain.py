@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentgate.core.paths import function_id
 from agentgate.witness.select import SKIP
 
 if TYPE_CHECKING:
@@ -79,12 +80,9 @@ def explain_node(nodeid: str, *, test: str, chain: tuple[str, ...] | None, in_su
     """The explanation of ``nodeid`` (``path::name``, with or without parameters)."""
     if witness is None:
         return NodeExplain(nodeid, test, chain, in_suite, None, full_suite=full_suite)
-    own = tuple(d for d in witness.decisions if d.nodeid == nodeid or _unparametrized(
+    own = tuple(d for d in witness.decisions if d.nodeid == nodeid or function_id(
         d.nodeid) == nodeid)
     found = own or tuple(d for d in witness.decisions if d.nodeid == test)
     return NodeExplain(nodeid, test, chain, in_suite, witness.witness, found,
                        frozenset(witness.shadow) & {d.nodeid for d in found}, full_suite)
 
-
-def _unparametrized(nodeid: str) -> str:
-    return nodeid.split("[", 1)[0] if nodeid.endswith("]") else nodeid

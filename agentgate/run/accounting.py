@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgate.core.model import Verdict
+from agentgate.core.paths import function_id
 
 PHASES = ("setup", "call", "teardown")
 # The plugin's option and file format (run.outcomes holds the same two: it imports nothing
@@ -141,13 +142,8 @@ def _among(ids: set[str]) -> Callable[[str], bool]:
     """Whether a selected node id is among ``ids``: itself, or, for a test selected without
     its parameters (``path::test``: the witness runs all of an impacted parametrized test's
     cases), one of its cases (``path::test[1-2]``)."""
-    cases = {_unparametrized(n) for n in ids if n.endswith("]")}
+    cases = {function_id(n) for n in ids if n.endswith("]")}
     return lambda nodeid: nodeid in ids or nodeid in cases
-
-
-def _unparametrized(nodeid: str) -> str:
-    head, sep, rest = nodeid.partition("::")
-    return head + sep + rest.split("[", 1)[0]
 
 
 def _without_outcome(data: Mapping[str, Any], selection: Sequence[str]) -> tuple[str, ...]:

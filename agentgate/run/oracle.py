@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgate.core.config import Config
+from agentgate.core.paths import function_id
 from agentgate.git import overlay, worktrees
 from agentgate.run import band, session
 from agentgate.run import inventory as inventory_mod
@@ -151,19 +152,14 @@ def _args(nodes: Iterable[str]) -> list[str]:
     return [f"./{n}" for n in nodes]
 
 
-def _function(nodeid: str) -> str:
-    """``path::test[case]`` -> ``path::test``; an id without a case, itself."""
-    return nodeid.split("[", 1)[0] if "[" in nodeid.partition("::")[2] else nodeid
-
-
 def _base_form_args(nodes: list[str], inventory: Iterable[str]) -> list[str]:
     """The base forms to run: a parametrized test as its function (an id pytest cannot
     find would end the whole run), its known cases that are not to be judged deselected, so
     that only the judged ones and the cases the inventory does not know run."""
     wanted = set(nodes)
-    functions = {_function(n) for n in nodes}
-    known = [n for n in inventory if n not in wanted and _function(n) in functions
-             and n != _function(n)]
+    functions = {function_id(n) for n in nodes}
+    known = [n for n in inventory if n not in wanted and function_id(n) in functions
+             and n != function_id(n)]
     return [*_args(sorted(functions)), *(f"--deselect={n}" for n in sorted(known))]
 
 
@@ -178,7 +174,7 @@ def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str]
     verdict: its base form could not be collected on head's code. Also returns which case
     stood for each such id."""
     tests: dict[str, Any] = dict(data.get("tests") or {})
-    missing = [n for n in nodes if n not in tests and n != _function(n)]
+    missing = [n for n in nodes if n not in tests and n != function_id(n)]
     if not missing:
         return dict(data), {}
     files = tuple(sorted({n.split("::", 1)[0] for n in missing}))
@@ -188,8 +184,8 @@ def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str]
     for nodeid in missing:
         if nodeid in again:
             continue
-        strangers = [t for t in tests if _function(t) == _function(nodeid)
-                     and t != _function(t) and t not in known]
+        strangers = [t for t in tests if function_id(t) == function_id(nodeid)
+                     and t != function_id(t) and t not in known]
         if strangers:
             worst = min(strangers, key=lambda t: _RANK.get(judge.oracle_outcome(t, data), 0))
             tests[nodeid] = tests[worst]

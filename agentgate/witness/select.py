@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgate.core.config import Config
-from agentgate.core.paths import under, under_any
+from agentgate.core.paths import function_id, under, under_any
 from agentgate.git import gitio
 from agentgate.run import interp
 from agentgate.witness import ambient, impact, presence, record, shadow
@@ -99,7 +99,7 @@ class WitnessPlan:
         chosen = set(self.selection)
         return self.selection + tuple(
             n for n in self.shadow
-            if n.split("::", 1)[0] not in chosen and _base_id(n) not in chosen)
+            if n.split("::", 1)[0] not in chosen and function_id(n) not in chosen)
 
     def labelled(self, label: str) -> list[Decision]:
         return [d for d in self.decisions if d.label == label]
@@ -320,7 +320,7 @@ def _file_decisions(witness: Witness, patch: Patch) -> list[Decision]:
         if kind == "added" or (kind == "module" and path not in witness.collected):
             out.append(Decision(path, NEW, "test file not in the witness"))
         elif kind == "module":
-            known = {_base_id(t.nodeid) for t in witness.tests.values() if t.file == path}
+            known = {function_id(t.nodeid) for t in witness.tests.values() if t.file == path}
             out.extend(
                 Decision(f"{path}::{name}", NEW, "test not in the witness")
                 for name in patch.new_tests.get(path, ())
@@ -350,7 +350,7 @@ def selection(
     functions: dict[str, list[Decision]] = {}
     for decision in decisions:
         if "::" in decision.nodeid and decision.nodeid.split("::", 1)[0] not in whole:
-            functions.setdefault(_base_id(decision.nodeid), []).append(decision)
+            functions.setdefault(function_id(decision.nodeid), []).append(decision)
     unrun: list[str] = []
     for function, cases in functions.items():
         running = [d for d in cases if d.runs]
@@ -363,12 +363,6 @@ def selection(
             unrun += [d.nodeid for d in cases
                       if d.label == SKIP and d.nodeid != function and d.nodeid not in audit]
     return tuple(chosen), tuple(sorted(unrun))
-
-
-def _base_id(nodeid: str) -> str:
-    """The node id without its parameters: ``path::test[1-2]`` -> ``path::test``."""
-    head, sep, rest = nodeid.partition("::")
-    return head + sep + rest.split("[", 1)[0]
 
 
 def _join(folder: str, name: str) -> str:

@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from agentgate.core.config import Config, pytest_python_files
-from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, is_test_file, under
+from agentgate.core.paths import (
+    DEFAULT_PYTHON_FILES,
+    TestFiles,
+    function_id,
+    is_test_file,
+    under,
+)
 from agentgate.gate import checks as gate
 from agentgate.gate import manifest
 from agentgate.gate.scope import Scope
@@ -187,3 +193,12 @@ def test_witness_patch_uses_the_one_rule_with_the_heads_python_files(app_repo: G
     assert compute(app_repo.path, old, head, config, set()).test_files == {
         "tests/check_new.py": "added"}
 
+
+
+def test_function_id_drops_the_parameters_only() -> None:
+    # Parameters may hold "::" (sqlparse's SQL casts) and "[", a path may hold "[".
+    assert function_id("tests/a.py::C::test_x[1-a::b]") == "tests/a.py::C::test_x"
+    assert function_id("tests/x[1]/a.py::test_x[2]") == "tests/x[1]/a.py::test_x"
+    assert function_id("tests/a.py::test_x[y[0]]") == "tests/a.py::test_x"
+    assert function_id("tests/a.py::test_x") == "tests/a.py::test_x"
+    assert function_id("tests/a.py") == "tests/a.py"
