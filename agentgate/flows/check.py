@@ -436,11 +436,8 @@ def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],
     from agentgate.core.errors import AgentgateError
     from agentgate.run import band, leaks
 
-    files = sorted({n.split("::", 1)[0] for n in found if n != leaks.COLLECTION})
-    if not files and not nodes:
-        files = sorted({s.split("::", 1)[0] for s in planned.selection or ()})
-    if nodes:
-        files = sorted({n.split("::", 1)[0] for n in nodes})
+    files = sorted({n.split("::", 1)[0] for n in nodes or found if n != leaks.COLLECTION}
+                   or {s.split("::", 1)[0] for s in planned.selection or ()})
     at_base = set(gitio.ls_tree(root, planned.range.merge_base, tuple(files)))
     chosen = (tuple(n for n in nodes if n.split("::", 1)[0] in at_base) if nodes
               else tuple(f for f in files if f in at_base))

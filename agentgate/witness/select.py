@@ -52,8 +52,8 @@ class Decision:
     nodeid: str  # a node id, or a test file path for file-level decisions
     label: str
     detail: str = ""
-    # Its node id is the one head collects (``_exact``): it runs alone, not with every
-    # parameter of its function.
+    # Its node id is the one head collects (``_exact``): the cases of its function the
+    # witness skips may be deselected (``selection``).
     exact: bool = False
 
     @property
@@ -158,7 +158,9 @@ def evaluate(
         notes=tuple(said),
         band=band,
         state_leaks=_state_leaks(witness),
-        audit_budget=round(shadow.audit_budget(skipped, durations, band_seconds), 4),
+        # Stated only when the witness holds times (one recorded before it did holds zeros).
+        audit_budget=(round(shadow.audit_budget(skipped, durations, band_seconds), 4)
+                      if any(durations.values()) else None),
     )
 
 
@@ -285,10 +287,11 @@ def _label(
 
 
 def _exact(test: TestEntry, patch: Patch, tainted: dict[str, str]) -> bool:
-    """Whether an impacted test keeps its node id at head, so that it can run alone: a
-    parametrized test's ids are made at collection, from its file, what that file imported
-    and what ran while collecting (the test file's node and ``COLLECT``, both among its
-    deps), its fixtures' definitions (conftests: ``FIXTURE_DRIFT``) and pytest's options.
+    """Whether an impacted test keeps its node id at head, so that its function's other
+    cases may be deselected by their ids: a parametrized test's ids are made at collection,
+    from its file, what that file imported and what ran while collecting (the test file's
+    node and ``COLLECT``, both among its deps), its fixtures' definitions (conftests:
+    ``FIXTURE_DRIFT``) and pytest's options.
     When none of those changed and the test is impacted only by a block it ran changing,
     its id is the one the witness holds. Anything else -- a changed test file, a tainted
     dep, a name a module-level change rebound (``@parametrize('n', [LIMIT])``), pytest's
