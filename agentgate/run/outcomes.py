@@ -184,15 +184,19 @@ def changed(before: dict[str, object], after: dict[str, object]) -> dict[str, st
     """What differs between two readings: key -> the later value, as text (an environment
     variable is ``env:NAME``; one that went is ``<unset>``)."""
     found: dict[str, str] = {}
-    for key in before.keys() | after.keys():
+    for key in [*after, *(k for k in before if k not in after)]:
         old, new = before.get(key), after.get(key)
+        if old is new:  # most values are the very objects the last reading held
+            continue
         if key == "sys.modules" and isinstance(old, dict) and isinstance(new, dict):
             # A module imported is no change; one replaced or taken out is, and so is an
             # entry no import made (``sys.modules["app.rates"] = stub``: a later test's
             # ``import app.rates`` gets the stub).
-            for name in _replaced(old, new) + _stubs(old, new):
-                found[f"sys.modules:{name}"] = (_shown(new[name]) if name in new
-                                                else "<removed>")
+            replaced = _replaced(old, new)
+            if replaced or len(new) != len(old):  # else the very same entries
+                for name in replaced + _stubs(old, new):
+                    found[f"sys.modules:{name}"] = (_shown(new[name]) if name in new
+                                                    else "<removed>")
             continue
         if old == new:
             continue
