@@ -321,7 +321,8 @@ def _run(
                           base=planned.range.merge_base if planned.base_given else None)
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow,
                          config.workers if workers is None else workers,
-                         len(planned.plan.suite), planned.deselect)
+                         len(planned.plan.suite), planned.deselect,
+                         _patch_tests(planned) if planned.base_given else ())
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
     result.reasons += checkrun_results.run_reasons(report, selection)
@@ -334,13 +335,20 @@ def _run(
         # In one process, whatever the band's workers: the leak reaches the tests after it
         # only where they share its process (xdist would spread them over workers).
         full = band.run_band(root, config, tree,
-                             dataclasses.replace(spec, selection=None, workers=0),
+                             dataclasses.replace(spec, selection=None, workers=0, apart=()),
                              frozen, display=display)
         result.reasons += checkrun_results.run_reasons(full, None)
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(full))
         result.reasons += _without_leakers(root, config, tree, spec, frozen, report, leakers,
                                            display)
+    elif selection is None and _apart_leaked(report, root):
+        # The range's test files ran apart from the base's; what they left changed reaches
+        # the tests after them where pytest runs the suite in one process: so it runs so.
+        full = band.run_band(root, config, tree, dataclasses.replace(spec, workers=0, apart=()),
+                             frozen, display=display)
+        result.reasons += checkrun_results.run_reasons(full, None)
+        result.notes.append(checkrun_results.promotion_note(full))
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
     result.notes += _failing_at_base(planned, report)
@@ -354,6 +362,23 @@ def _run(
     ran = BandRun(report if full is None else full, selection if full is None else None,
                   tuple(checkrun_results.shadow_missed(report, selection)), shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _patch_tests(planned: Planned) -> tuple[str, ...]:
+    """The test files the range added or changed, as head has them (``band.PATCH_TESTS``)."""
+    from agentgate.core.paths import TestFiles
+
+    checked = planned.range
+    tests = TestFiles(checked.config, checked.python_files)
+    return tuple(sorted({c.path for c in checked.changes if c.status != DELETED
+                         and c.new_blob != c.old_blob and tests.match(c.path)}))
+
+
+def _apart_leaked(report: band.BandReport, root: Path) -> bool:
+    """Whether the range's own test files, run apart, left process state changed."""
+    from agentgate.run import band, leaks
+
+    return bool(leaks.found([report.seen.get(band.PATCH_TESTS)], (report.tree, root)))
 
 
 def _leaked(

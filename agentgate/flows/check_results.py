@@ -70,7 +70,8 @@ def _failure_detail(run: band.RunResult) -> str:
            "(usage, collection or internal error; see the output)"
 
 
-_NAMES = {"full": "full suite", "shadow": "shadow full suite"}
+_NAMES = {"full": "full suite", "shadow": "shadow full suite",
+          "patch-tests": "patch's test files, run apart"}
 
 
 def _named(run: band.RunResult) -> str:

@@ -219,7 +219,8 @@ def _failure_lines(report: BandReport) -> list[str]:
     return lines
 
 
-_RUN_NAMES = {"full": "full suite", "shadow": "shadow full suite"}  # "full:" missed a word
+_RUN_NAMES = {"full": "full suite", "shadow": "shadow full suite",  # "full:" missed a word
+              "patch-tests": "the patch's test files, run apart"}
 
 
 def _result_lines(report: BandReport) -> list[str]:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 OFF_ENV = "AGENTGATE_PROGRESS"
 _NAMES = {"band": "band", "full": "full suite", "property": "property band",
           "property-marked": "property band (marked)", "shadow": "shadow full suite",
+          "patch-tests": "the patch's test files, run apart",
           "witness": "full suite, recording the witness"}
 
 

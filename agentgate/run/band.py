@@ -67,7 +67,7 @@ def clean_tree(
 
 @dataclass(frozen=True)
 class RunSpec:
-    label: str  # "band", "full", "property", "property-marked", "shadow"
+    label: str  # "band", "full", "patch-tests", "property", "property-marked", "shadow"
     args: tuple[str, ...]  # selection and options for pytest
     selected: int | None  # test files or node ids asked for; None for the whole suite
     seed: int | None = None  # --hypothesis-seed passed to this run
@@ -273,6 +273,9 @@ class BandSpec:
     # Node ids of selected parametrized functions' cases not to run (the witness vouches for
     # them): ``--deselect``, which accounting knows for ours.
     deselect: tuple[str, ...] = ()
+    # Test files the range added or changed: they run in a process of their own
+    # (``PATCH_TESTS``), never in the one that runs the base's other tests.
+    apart: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -298,28 +301,43 @@ def property_split(entries: Sequence[str]) -> tuple[list[str], list[str]]:
     return paths, markers
 
 
+# The range's own test files, run apart: a test module runs code as pytest imports it and
+# as its tests run, in the process that runs every other selected test. A new test file that
+# patched the broken function back at import (``app.pricing.tax = _tax``), or swapped an
+# untouched base test's ``__code__``, made the base's failing test pass beside it (red-team,
+# helper-15); in a process of their own, the base's tests meet head's code as it is.
+PATCH_TESTS = "patch-tests"
+
+
 def band_runs(spec: BandSpec, tree: Path) -> list[RunSpec]:
-    """The scoped band (or the full suite) less the property tests; the property tests on
-    their own with the pinned seed; the shadow full suite when asked."""
+    """The scoped band (or the full suite) less the property tests and the range's own test
+    files; those files apart; the property tests on their own with the pinned seed; the
+    shadow full suite when asked."""
     paths, markers = property_split(spec.property_band)
     seed = spec.hypothesis_seed if spec.property_band else None
-    runs = [r for r in (_main_run(spec, paths, markers), *_property_runs(spec, paths, markers,
-            tree)) if r is not None]
+    runs = [*_main_runs(spec, paths, markers, tree),
+            *_property_runs(spec, paths, markers, tree)]
     if spec.shadow and spec.selection is not None:
         runs.append(RunSpec("shadow", _seed_args(seed), None, seed))
     return runs
 
 
-def _main_run(spec: BandSpec, paths: list[str], markers: list[str]) -> RunSpec | None:
+def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
+               ) -> list[RunSpec]:
     deselect = ["-m", f"not ({' or '.join(markers)})"] if markers else []
+    apart = [p for p in spec.apart if not _in_any(p, paths)]
     if spec.selection is None:
-        ignores = [f"--ignore={p}" for p in paths]
-        return RunSpec("full", (*ignores, *deselect), None)
+        ignores = [f"--ignore={p}" for p in (*paths, *apart)]
+        present = [p for p in apart if (tree / p).is_file()]
+        return [RunSpec("full", (*ignores, *deselect), None),
+                *([RunSpec(PATCH_TESTS, (*deselect, *_as_args(present)), len(present),
+                           paths=tuple(present))] if present else [])]
     rest = [s for s in spec.selection if not _in_any(s, paths)]
-    if not rest:
-        return None
-    return RunSpec("band", (*deselect, *_unrun(spec), *_as_args(rest)), len(rest),
-                   paths=tuple(rest))
+    own = [s for s in rest if _in_any(s, apart)]
+    rest = [s for s in rest if not _in_any(s, apart)]
+    return [RunSpec(label, (*deselect, *_unrun(spec), *_as_args(chosen)), len(chosen),
+                    paths=tuple(chosen))
+            for label, chosen in (("band", rest), (PATCH_TESTS, own)) if chosen]
 
 
 def _unrun(spec: BandSpec) -> list[str]:

@@ -460,3 +460,61 @@ def test_a_plugin_module_the_base_conftest_loads_is_harness(
     assert data["exit_code"] == code, data["reasons"]
     if code:
         assert SHOUT in reason(data, "harness-hid-failure")["detail"]
+
+
+# A test file the patch adds runs code as pytest imports it, and as its tests run, in the
+# process that would run the base's tests beside it (red-team, helper-15).
+PATCHED_BACK = ("import app.util\n\napp.util.shout = lambda s: s.upper()\n\n\n"
+                "def test_cover():\n    assert True\n")
+CODE_SWAPPED = ("import test_util\n\ntest_util.test_shout.__code__ = (lambda: None).__code__\n\n\n"
+                "def test_cover():\n    assert True\n")
+NEW_TEST = ("from app.util import whisper\n\n\ndef test_whisper():\n"
+            "    assert whisper('A') == 'a'\n")
+
+
+@pytest.mark.parametrize("cover", [PATCHED_BACK, CODE_SWAPPED], ids=["patched-back", "code"])
+def test_a_new_test_file_cannot_make_a_base_test_pass_beside_it(
+    chain: GitRepo, cover: str,
+) -> None:
+    """The new file sorts first, so pytest imports it before the base's test file: run in
+    one process, the base's broken test passed. The range's test files run apart."""
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_aaa_cover.py": cover},
+           "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 1, data["reasons"]
+    assert SHOUT in reason(data, "tests-failed")["detail"]
+    runs = {r["label"]: r for r in data["results"]["runs"]}
+    assert runs["band"]["failed"] == 1 and runs["patch-tests"]["passed"] == 1
+
+
+def test_a_new_test_file_for_new_code_runs_apart_and_passes(chain: GitRepo) -> None:
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()\n\n\n"
+                                  "def whisper(s):\n    return s.lower()\n",
+                   "tests/test_whisper.py": NEW_TEST})
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    runs = {r["label"]: r for r in data["results"]["runs"]}
+    assert runs["band"]["passed"] == 1 and runs["patch-tests"]["passed"] == 1
+    text = run_agentgate("check", "--base", "base", "-v", cwd=chain.path).stdout
+    assert "the patch's test files, run apart: 1 passed" in text, text
+
+
+def test_a_promoted_range_runs_the_new_test_file_apart_from_the_suite(chain: GitRepo) -> None:
+    commit(chain, {"conftest.py": "# root\n"}, "a human's root conftest")  # promotes
+    commit(chain, {"app/util.py": BROKEN_SHOUT, "tests/test_aaa_cover.py": PATCHED_BACK})
+    data = check_json(chain)
+    assert (data["verdict_plan"], data["exit_code"]) == ("promote", 1), data["reasons"]
+    assert SHOUT in reason(data, "tests-failed")["detail"]
+    assert [r["label"] for r in data["results"]["runs"]] == ["full", "patch-tests"]
+
+
+def test_a_new_test_file_that_leaves_state_runs_with_the_suite_once_more(chain: GitRepo) -> None:
+    """Apart, what a new test leaves changed never reaches the base's tests after it; where
+    pytest runs the whole suite in one process it does: the suite runs so once more."""
+    commit(chain, {"conftest.py": "# root\n"}, "a human's root conftest")
+    commit(chain, {"tests/test_aaa_mode.py": "import os\n\n\ndef test_mode():\n"
+                                             "    os.environ['APP_MODE'] = 'lenient'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    runs = data["results"]["runs"]
+    assert [r["label"] for r in runs] == ["full"] and runs[0]["passed"] == 4
