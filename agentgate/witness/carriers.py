@@ -7,8 +7,8 @@ change to that code skipped it, and it fails at head (click's stream cache: 24 f
 tests the witnessed band missed on one mutant). ``recorder._lru_cache`` covers functools'
 caches; this covers the containers the repository makes itself.
 
-Which containers: the dicts, sets and weak mappings that are **empty as the first test
-begins** (a cache starts empty; a table a module fills as it loads is no cache), held by a
+Which containers: the dicts, sets, lists, deques and weak mappings that are **empty as the
+first test begins** (a cache starts empty; a table a module fills as it loads is no cache), held by a
 repository module's globals, by a class it defines, by a module-level instance of such a
 class, or by the closure cells and defaults of its functions and methods. One level deep:
 a cache inside a cache-holding object further down is not seen.
@@ -32,11 +32,14 @@ import weakref
 from typing import Any
 
 # Exactly these types (a subclass of the repository's may run its code when measured).
+# A list memo counts too (red-team, helper-15: ``_loaded = []`` filled once by one test and
+# read by the next; the second test's band missed the change to the loader).
 _KINDS = frozenset({
-    dict, set, collections.OrderedDict, collections.defaultdict, collections.Counter,
-    weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet,
+    dict, set, list, collections.deque, collections.OrderedDict, collections.defaultdict,
+    collections.Counter, weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet,
 })
 _SETS = (set, weakref.WeakSet)
+_SEQUENCES = (list, collections.deque)
 _GET = types.ModuleType.__getattribute__
 _OBJECT_GET = object.__getattribute__
 
@@ -55,7 +58,9 @@ class _Held:
         """Take out what was added since it was last settled."""
         box = self.box
         try:
-            if not self.kept:
+            if isinstance(box, _SEQUENCES):
+                _truncate(box, self.kept)
+            elif not self.kept:
                 box.clear()
             else:
                 keep = set(self.kept)
@@ -193,6 +198,15 @@ class Carriers:
             self._held.append(_Held(box))
         else:
             self._full.append(box)
+
+
+def _truncate(box: Any, kept: list[Any]) -> None:
+    """A list or deque back to what stays, when it still starts with it; else left alone
+    (a test that reordered or took out what a fixture put there)."""
+    if len(box) < len(kept) or any(a is not b for a, b in zip(box, kept)):
+        return
+    while len(box) > len(kept):
+        box.pop()
 
 
 def _size(box: Any) -> int:
