@@ -19,6 +19,7 @@ agentgate is installed only in pre-commit's environment.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fnmatch
 import json
@@ -329,6 +330,47 @@ def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
     return None
 
 
+def binds_pytestmark(path: str) -> bool:
+    """Whether a module's source binds ``pytestmark`` at its top level (an assignment, an
+    import, a ``for`` or ``with`` target, inside ``if``/``try`` too); a file that cannot be
+    read or parsed is given the benefit of the doubt: pytest reported its own error."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if b"pytestmark" not in data:
+            return False
+        tree = ast.parse(data, path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return _binds(tree.body, "pytestmark")
+
+
+def _binds(body: list[ast.stmt], name: str) -> bool:
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name) == name for a in stmt.names):
+                return True
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name == name:
+                return True
+            continue  # a function's or a class's own names are not the module's
+        targets: list[ast.AST] = []
+        if isinstance(stmt, ast.Assign):
+            targets = list(stmt.targets)
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [stmt.target]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+            return True
+        nested = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+        nested += [h.body for h in getattr(stmt, "handlers", ())]
+        if any(isinstance(b, list) and _binds(b, name) for b in nested):
+            return True
+    return False
+
+
 def _python_files(config: pytest.Config) -> list[str]:
     try:
         return [str(p) for p in config.getini("python_files")]
@@ -622,6 +664,27 @@ class Outcomes:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
+        self._marked(session.items)
+
+    def _marked(self, items: Iterable[pytest.Item]) -> None:
+        """A test module of the tree holding a ``pytestmark`` its source never binds: code
+        under test put it there as the module imported it, and every test of the module is
+        skipped or xfailed by a marker no test file declares (red-team, helper-15: an app
+        module walked ``sys._getframe`` up to its importer and set a skip). Only modules
+        holding one are read, once each."""
+        seen: set[int] = set()
+        for item in items:
+            module = getattr(item, "module", None)
+            if module is None or id(module) in seen:
+                continue
+            seen.add(id(module))
+            space = getattr(module, "__dict__", None)
+            path = getattr(module, "__file__", None)
+            if not isinstance(space, dict) or "pytestmark" not in space or not isinstance(
+                    path, str) or not self._in_tree([path]) or binds_pytestmark(path):
+                continue
+            self._alter(f"{self._in_tree([path])[0][0]} holds a pytestmark its source does "
+                        "not set")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
