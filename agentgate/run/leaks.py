@@ -51,11 +51,11 @@ def found(seen: Iterable[Mapping[str, Any] | None],
             for nodeid, keys in (tests.items() if isinstance(tests, Mapping) else ()):
                 if isinstance(keys, Mapping) and keys:
                     leaks.setdefault(str(nodeid), {}).update(
-                        {str(k): stable(str(v), places) for k, v in keys.items()})
+                        {stable_key(str(k)): stable(str(v), places) for k, v in keys.items()})
         collection = data.get("collection_leaks")
         if isinstance(collection, Mapping) and collection:
             leaks.setdefault(COLLECTION, {}).update(
-                {str(k): stable(str(v), places) for k, v in collection.items()})
+                {stable_key(str(k)): stable(str(v), places) for k, v in collection.items()})
     return leaks
 
 
@@ -66,6 +66,10 @@ def _places(trees: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+# An object's id spelled into a name, in hex or decimal, with nothing alphanumeric around it
+# (Jinja2's ``sys.modules["_jinja2_module_templates_7fe0a82e39d0"]``: a new key in every run,
+# so head never left what the base left, and every band was promoted: new-user trial).
+_ID = re.compile(r"(?<![0-9A-Za-z])(?=[a-f]*[0-9])[0-9a-f]{8,}(?![0-9A-Za-z])")
 # agentgate's own worktrees (``.git/agentgate/worktrees/<name>``): the witness is recorded in
 # one, the band runs in another.
 _WORKTREE = re.compile(r"[^\s'\",()\[\]]*[/\\]\.git[/\\]agentgate[/\\]worktrees[/\\]"
@@ -87,6 +91,11 @@ def stable(value: str, places: tuple[str, ...] = ()) -> str:
     value = _TEMP.sub("<tmp>", _WORKTREE.sub("<tree>", value))
     value = _ADDRESS.sub("0x?", value).replace("\t", " ").replace("\n", " ")
     return value + CUT if cut else value
+
+
+def stable_key(key: str) -> str:
+    """A leaked key without an object's id or address in it (``sys.modules:_cache_7fe0a8``)."""
+    return _ID.sub("?", _ADDRESS.sub("0x?", key)).replace("\t", " ").replace("\n", " ")
 
 
 def entries(leaks: Mapping[str, Mapping[str, str]]) -> list[str]:
