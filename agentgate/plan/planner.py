@@ -143,13 +143,22 @@ def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact) 
         # Package data: whatever imports the package (the graph gives every module an edge
         # to its parent packages, so importers of its submodules too) may read the file.
         impact.seeds.setdefault(package, path)
-    elif any(fnmatch.fnmatchcase(path, pattern) for pattern in config.inert):
+    elif _agentgates(config, path) or any(
+            fnmatch.fnmatchcase(path, pattern) for pattern in config.inert):
         impact.inert.append(path)
     else:
         # A file outside the packages (rates/vat.json read by app/tax.py): any code may
         # read it, so every test may (issue 12); a witness narrows this to the tests that
         # opened it.
         impact.test_data.append(path)
+
+
+def _agentgates(config: Config, path: str) -> bool:
+    """agentgate's own files (the scope file, the fixture manifest, the freeze ledger,
+    ``.agentgate/``): the trust gate judges them, and no test reads them. A human's scope
+    commit read as data any test may read ran every test file (new-user trial, dateutil)."""
+    return (path in (config.scope_file, config.manifest) or under(path, config.ledger)
+            or path.startswith(".agentgate/"))
 
 
 class _Packages:

@@ -178,6 +178,17 @@ def test_an_inert_pattern_makes_a_file_impact_nothing() -> None:
     assert run(M("scripts/release.sh"), M("README.md"), config=config).tests == ()
 
 
+def test_agentgates_own_files_impact_nothing_whatever_inert_says() -> None:
+    """New-user trial (dateutil): a human's scope commit read as a data file any test may
+    read ran every test file. The trust gate judges these files; no test reads them."""
+    config = Config(root=Path("."), tests=("tests",), sources=(".",), inert=("*.md",),
+                    ledger="ci/freezes")
+    files = (".agentgate/scope", ".agentgate/fixtures.sha256", ".agentgate/accepted",
+             "ci/freezes/test_x.json")
+    assert run(*(M(f) for f in files), config=config).tests == ()
+    assert run(M(".agentgates/scope"), config=config).tests != ()  # not agentgate's
+
+
 def test_data_file_in_a_test_root_impacts_that_root() -> None:
     p = run(M("tests/data/expected.json"))
     assert p.tests == p.suite
