@@ -8,8 +8,8 @@ tests the witnessed band missed on one mutant). ``recorder._lru_cache`` covers f
 caches; this covers the containers the repository makes itself.
 
 Which containers: the dicts, sets, lists, deques and weak mappings that are **empty as the
-first test begins** (a cache starts empty; a table a module fills as it loads is no cache), held by a
-repository module's globals, by a class it defines, by a module-level instance of such a
+first test begins** (a cache starts empty; a table a module fills as it loads is no cache),
+held by a repository module's globals, by a class it defines, by a module-level instance of such a
 class, or by the closure cells and defaults of its functions and methods. One level deep:
 a cache inside a cache-holding object further down is not seen.
 
@@ -203,7 +203,7 @@ class Carriers:
 def _truncate(box: Any, kept: list[Any]) -> None:
     """A list or deque back to what stays, when it still starts with it; else left alone
     (a test that reordered or took out what a fixture put there)."""
-    if len(box) < len(kept) or any(a is not b for a, b in zip(box, kept)):
+    if len(box) < len(kept) or any(box[i] is not kept[i] for i in range(len(kept))):
         return
     while len(box) > len(kept):
         box.pop()
