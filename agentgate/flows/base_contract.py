@@ -13,6 +13,7 @@ notes.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,10 +33,12 @@ from agentgate.witness import presence
 
 
 def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
-          report: BandReport, result: Result, *, base_given: bool) -> OracleReport | None:
+          report: BandReport, result: Result, *, base_given: bool,
+          vouched: frozenset[str] = frozenset()) -> OracleReport | None:
     """The base oracle after the band, its reasons and notes added to ``result``; nothing
-    without a base (the whole suite ran and there is no base form to judge by)."""
-    found = judge_range(root, checked, selection, report) if base_given else None
+    without a base (the whole suite ran and there is no base form to judge by).
+    ``vouched``: the base tests a witness left out of the band."""
+    found = judge_range(root, checked, selection, report, vouched) if base_given else None
     if found is not None:
         more, notes = reasons(found, policy(checked), accepted(root, checked))
         result.reasons += more
@@ -44,11 +47,14 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
 
 
 def judge_range(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
-                report: BandReport) -> OracleReport | None:
+                report: BandReport, vouched: frozenset[str] = frozenset()
+                ) -> OracleReport | None:
     """The base oracle over a range, or None when the range touches no test nor harness."""
     inp = oracle_input(root, checked, selection)
     if inp is None:
         return None
+    if selection is not None and vouched:
+        inp = dataclasses.replace(inp, vouched=vouched)
     seen = [d for label, d in report.seen.items() if label != "shadow"]
     return oracle.run_oracle(root, checked.config, inp, seen)
 

@@ -355,8 +355,13 @@ def _run(
     seed = config.hypothesis_seed if config.property_band else None
     from agentgate.flows import base_contract  # the base oracle (issue 11)
 
+    vouched: frozenset[str] = frozenset()
+    if planned.witness is not None:
+        from agentgate.witness.select import SKIP
+
+        vouched = frozenset(d.nodeid for d in planned.witness.labelled(SKIP))
     found = base_contract.judge(root, planned.range, planned.selection, report, result,
-                                base_given=planned.base_given)
+                                base_given=planned.base_given, vouched=vouched)
     # The report shows the whole suite when a leak sent the check there; the base oracle
     # and the witness audit judged the band's own run above.
     ran = BandRun(report if full is None else full, selection if full is None else None,

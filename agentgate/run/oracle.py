@@ -47,6 +47,10 @@ class OracleInput:
     # did not collect (or deselected) count, as code under test made them vanish
     # (``__test__ = False`` on a mixin it ships, a parametrize list it computes).
     untouched: frozenset[str] = frozenset()
+    # Base tests a witness left out of the band (nothing they ran or read changed): head did
+    # not run them by agentgate's choice, not the patch's (new-user trial, Jinja2: one edited
+    # line of a test reported 97 "harmless suppressions" and ran their base forms).
+    vouched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ def candidates(inp: OracleInput, head: Mapping[str, Any]) -> tuple[list[str], li
     suppressed, edited = [], []
     for nodeid in inp.inventory.nodeids:
         status = judge.head_status(nodeid, inp.renames, head)
+        if nodeid in inp.vouched and status in judge.VANISHED:
+            continue
         if nodeid.split("::", 1)[0] in inp.untouched:
             if status in judge.VANISHED:
                 suppressed.append(nodeid)

@@ -213,3 +213,28 @@ def test_the_audit_passes_over_skips_its_band_cannot_pay_for(repo: GitRepo) -> N
     assert 0 < audit["budget_seconds"] < 0.3, audit
     shadowed = witness["shadowed"]
     assert len(shadowed) == 10 and all("test_quick[" in n for n in shadowed), shadowed
+
+
+def test_tests_the_witness_left_out_of_an_edited_file_are_no_suppression(repo: GitRepo) -> None:
+    """New-user trial (Jinja2): one line added to one test listed every other test of its
+    file as a harmless suppression ("not collected at head") and ran their base forms. The
+    witness left them out; a test the patch deletes is still judged."""
+    repo.files(FILES)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    tests = FILES["tests/test_core.py"]
+    repo.write("tests/test_core.py", tests + "    assert other() != 3\n")
+    repo.commit("one more assertion in test_other")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    data = json.loads(checked.stdout)
+    assert data["results"]["passed"] == 1
+    assert not [n for n in data["notes"] if "suppression" in n], data["notes"]
+    assert not (data["results"]["base_oracle"] or {}).get("suppressed")
+    repo.write("tests/test_core.py", tests.split("def test_lookup")[0]
+               + "def test_other():\n    assert other() == 2\n")
+    repo.commit("test_lookup deleted")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(checked.stdout)
+    assert [n for n in data["notes"] if "harmless suppression: tests/test_core.py::test_lookup"
+            in n], data["notes"]
