@@ -85,10 +85,11 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     if changed_harness:  # the selection runs under the base's harness: its base tests count
         files = tuple(sorted({*files, *_selected_files(selection, tests, base_paths)}))
     every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
+    recorded, skipped = recorded_base(root, mb, files)
     return OracleInput(
         merge_base=mb, head=checked.head,
-        inventory=recorded_inventory(root, mb, files) or inventory.inventory(
-            root, config, mb, files),
+        inventory=recorded or inventory.inventory(root, config, mb, files),
+        skipped_at_base=skipped,
         renames=_renames(changes),
         edited=(_edited(changes) | frozenset(served)) & frozenset(files),
         harness=tuple(sorted({*harness.harness_paths(every, config), *plugins})),
@@ -107,20 +108,23 @@ def _support(changes: list[Change], tests: TestFiles, roots: tuple[str, ...]
     }))
 
 
-def recorded_inventory(root: Path, merge_base: str, files: tuple[str, ...]
-                       ) -> inventory.Inventory | None:
-    """The base inventory from a witness recorded at the merge-base itself (issue 11 item 2),
-    or None (no store, no witness there, or one that did not collect every file cleanly)."""
+def recorded_base(root: Path, merge_base: str, files: tuple[str, ...]
+                  ) -> tuple[inventory.Inventory | None, frozenset[str]]:
+    """From a witness recorded at the merge-base itself: the base inventory (issue 11 item
+    2), or None (no store, no witness there, or one that did not collect every file
+    cleanly); and the base tests it saw skipped or xfailed there."""
     if not files or not presence.store_path(root).is_file():
-        return None
+        return None, frozenset()
     from agentgate.witness.depgraph import WHOLE_SUITE
     from agentgate.witness.store import Store  # sqlite and the decoder: only when a store exists
 
     witness = Store.for_repo(root).load(merge_base)
     if witness is None or witness.info.get(WHOLE_SUITE) is not True:
-        return None  # none, or narrowed (-k, --deselect, -x): it may not name every base test
+        return None, frozenset()  # narrowed (-k, -x): it may not name every base test
     outcomes = {n: t.outcome for n, t in witness.tests.items()}
-    return inventory.from_recording(files, outcomes, witness.collected, witness.collect_errors)
+    skipped = frozenset(n for n, o in outcomes.items() if o in ("skipped", "xfailed"))
+    return inventory.from_recording(files, outcomes, witness.collected,
+                                    witness.collect_errors), skipped
 
 
 def _selected_files(selection: tuple[str, ...] | None, tests: TestFiles,

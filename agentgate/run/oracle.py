@@ -51,6 +51,10 @@ class OracleInput:
     # not run them by agentgate's choice, not the patch's (new-user trial, Jinja2: one edited
     # line of a test reported 97 "harmless suppressions" and ran their base forms).
     vouched: frozenset[str] = frozenset()
+    # Base tests the witness recorded at the base saw skipped or xfailed: one head skips or
+    # xfails too is no suppression (new-user trial, dateutil: 64 platform skips listed as
+    # harmless suppressions, each base form run, for a comment in a conftest).
+    skipped_at_base: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ def candidates(inp: OracleInput, head: Mapping[str, Any]) -> tuple[list[str], li
     for nodeid in inp.inventory.nodeids:
         status = judge.head_status(nodeid, inp.renames, head)
         if nodeid in inp.vouched and status in judge.VANISHED:
+            continue
+        if nodeid in inp.skipped_at_base and status in (judge.SKIPPED, judge.XFAILED):
             continue
         if nodeid.split("::", 1)[0] in inp.untouched:
             if status in judge.VANISHED:

@@ -16,7 +16,8 @@ from typing import Any
 RAN = "ran"
 DELETED = "deleted"
 _FAILED = ("failed", "error")
-_HEAD_SKIPS = {"skipped": "skipped", "xfailed": "xfailed"}
+SKIPPED, XFAILED = "skipped", "xfailed"
+_HEAD_SKIPS = {"skipped": SKIPPED, "xfailed": XFAILED}
 NOT_COLLECTED, DESELECTED = "not collected", "deselected"
 # What head did with a base test that is gone, not skipped: no outcome at all.
 VANISHED = frozenset({NOT_COLLECTED, DESELECTED})

@@ -238,3 +238,31 @@ def test_tests_the_witness_left_out_of_an_edited_file_are_no_suppression(repo: G
     data = json.loads(checked.stdout)
     assert [n for n in data["notes"] if "harmless suppression: tests/test_core.py::test_lookup"
             in n], data["notes"]
+
+
+def test_a_test_the_base_skipped_too_is_no_suppression(repo: GitRepo) -> None:
+    """New-user trial (dateutil): a comment in a conftest listed 64 platform skips as
+    harmless suppressions and ran their base forms. The witness saw them skipped at the
+    base; a test the patch newly skips is still judged (tested beside it)."""
+    skipping = ("import pytest\n\nfrom app.core import lookup\n\n\n"
+                "@pytest.mark.skipif(True, reason='not on this platform')\n"
+                "def test_windows():\n    assert lookup() == 1\n\n\n"
+                "def test_here():\n    assert lookup() == 1\n")
+    repo.files({**FILES, "tests/conftest.py": "# shared fixtures\n",
+                "tests/test_platform.py": skipping})
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("tests/conftest.py", "# shared fixtures, none yet\n")
+    repo.commit("a comment in the conftest")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    data = json.loads(checked.stdout)
+    assert not [n for n in data["notes"] if "suppression" in n], data["notes"]
+    repo.write("tests/test_platform.py", skipping.replace("def test_here", "@pytest.mark.skip\n"
+                                                          "def test_here"))
+    repo.commit("test_here skipped")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(checked.stdout)
+    assert [n for n in data["notes"] if "harmless suppression: tests/test_platform.py::"
+            "test_here" in n], data["notes"]
+    assert not [n for n in data["notes"] if "test_windows" in n], data["notes"]
