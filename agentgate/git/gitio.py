@@ -389,6 +389,21 @@ def is_clean(root: Path) -> bool:
     return run(root, "status", "--porcelain", "-z", "--untracked-files=normal") == b""
 
 
+def uncommitted(root: Path) -> list[str]:
+    """The tracked files with staged or unstaged changes in the work tree, sorted."""
+    out = os.fsdecode(run(root, "status", "--porcelain", "-z", "--untracked-files=no"))
+    entries = out.split("\0")
+    found, skip = [], False
+    for entry in entries:
+        if skip:  # a rename's or copy's second field: the path it came from
+            skip = False
+            continue
+        if len(entry) > 3:
+            found.append(entry[3:])
+            skip = entry[0] in "RC"
+    return sorted(found)
+
+
 def ignored_untracked(root: Path) -> list[str]:
     """Untracked files git ignores, an ignored folder once as ``folder/`` (not descended:
     a ``.venv`` costs one entry, not thousands); paths from the top of the work tree."""

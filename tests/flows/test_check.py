@@ -205,3 +205,19 @@ def test_nothing_impacted_runs_nothing(chain: GitRepo) -> None:
     commit(chain, {"README.md": "more\n"})
     data = check_json(chain)
     assert (data["exit_code"], data["results"]) == (0, {"ran": False})
+
+
+def test_uncommitted_changes_are_said_to_be_left_out(chain: GitRepo) -> None:
+    """New-user trial: an uncommitted bug on the checked branch gave 'scoped (exit 0)' with
+    no word that the work tree held it."""
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()  # same\n"})
+    assert not [n for n in check_json(chain)["notes"] if n.startswith("not checked")]
+    chain.write("app/pricing/rates.py", BROKEN_RATES)
+    chain.git("mv", "app/util.py", "app/utils.py")
+    data = check_json(chain)
+    assert data["exit_code"] == 0
+    assert ("not checked: uncommitted changes to 2 tracked file(s) (app/pricing/rates.py, "
+            "app/utils.py); check judges the range's commits: commit them to have them "
+            "checked") in data["notes"], data["notes"]
+    text = run_agentgate("check", "--base", "base", cwd=chain.path).stdout
+    assert "not checked: uncommitted changes" in text, text
