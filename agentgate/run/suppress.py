@@ -91,11 +91,17 @@ def oracle_outcome(nodeid: str, data: Mapping[str, Any]) -> str:
 
 
 def failure_line(nodeid: str, tail: Iterable[str]) -> str:
-    """pytest's short summary line for the test (``-rfE``), else the output's last line."""
+    """pytest's short summary line for the test (``-rfE``), else one for another case of its
+    function (the tail the run kept may have lost it among many: new-user trial, '61 cases
+    fail ... the first: === 61 failed, 102 passed in 1.83s ==='), else the output's last
+    line."""
     lines = [line for line in tail if line.strip()]
-    for line in lines:
-        if line.startswith((f"FAILED {nodeid}", f"ERROR {nodeid}")):
-            return line
+    function = nodeid.split("[", 1)[0]
+    for prefixes in ((f"FAILED {nodeid}", f"ERROR {nodeid}"),
+                     (f"FAILED {function}[", f"ERROR {function}[")):
+        for line in lines:
+            if line.startswith(prefixes):
+                return line
     return lines[-1] if lines else "no output"
 
 

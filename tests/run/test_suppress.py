@@ -49,6 +49,10 @@ def test_the_failure_line_is_pytests_summary_for_that_test() -> None:
     assert suppress.failure_line("a.py::u", tail) == "FAILED a.py::u - boom"
     assert suppress.failure_line("a.py::v", tail) == "== 2 failed =="
     assert suppress.failure_line("a.py::v", []) == "no output"
+    # A case whose own line the tail lost: another case of its function, never another test.
+    cases = ["FAILED a.py::w[2] - assert 2 == 3", "== 60 failed, 102 passed =="]
+    assert suppress.failure_line("a.py::w[1]", cases) == "FAILED a.py::w[2] - assert 2 == 3"
+    assert suppress.failure_line("a.py::wx[1]", cases) == "== 60 failed, 102 passed =="
 
 
 def test_only_a_failure_head_did_not_report_is_hidden_by_the_harness() -> None:
