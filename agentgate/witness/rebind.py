@@ -142,7 +142,12 @@ def _reading(where: str, reads: Reads, names: frozenset[str] | set[str],
         return f"{where} reads .{found[0]} (module level: a changed name)"
     unseen = reads.opaque_modules if observed else reads.dynamic_modules
     if (reads.dynamic_modules and unseen and spelled) or (reads.dynamic and members):
-        return f"{where} reads names it computes (module level: a changed name)"
+        # Which names it may read: the new-user trial's "reads names it computes (module
+        # level: a changed name)" named none of them.
+        may = sorted({*(spelled if reads.dynamic_modules and unseen else ()),
+                      *(members if reads.dynamic else ())})
+        shown = ", ".join(may[:3]) + (f" and {len(may) - 3} more" if len(may) > 3 else "")
+        return f"{where} reads names it computes, which may be a changed one ({shown})"
     return None
 
 
