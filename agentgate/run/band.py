@@ -416,7 +416,8 @@ def run_band(root: Path, config: Config, tree: Tree, spec: BandSpec,
 # "auto" distributes a run only from this many test files: below it, starting the workers
 # (each one imports and collects the project) costs more than it saves.
 AUTO_MIN_FILES = 20
-XDIST_RUNS = ("band", "full", "shadow")  # the property runs keep their one pinned process
+# The property runs keep their one pinned process.
+XDIST_RUNS = ("band", "full", PATCH_TESTS, "shadow")
 
 
 def with_workers(run: RunSpec, spec: BandSpec, has_xdist: bool, python: str) -> RunSpec:
