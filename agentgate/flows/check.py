@@ -545,7 +545,8 @@ def _explain(planned: Planned, asked: str) -> Explain | NodeExplain:
     nodeid = asked.replace("\\", "/").removeprefix("./")
     path = nodeid.split("::", 1)[0]
     chain = the_plan.explain(path)
-    found = Explain(path, tuple(chain) if chain else None, path in the_plan.suite)
+    reached = tuple(c for _t, c in sorted(the_plan.why.items()) if path in c[1:])
+    found = Explain(path, tuple(chain) if chain else None, path in the_plan.suite, reached)
     if "::" not in nodeid:
         return found
     from agentgate.report.explain import explain_node

@@ -28,10 +28,16 @@ class Explain:
     test: str
     chain: tuple[str, ...] | None
     in_suite: bool
+    # A path that is no test file: the selected test files whose chain passes through it,
+    # each with its chain (new-user trial: a source path said "nothing to explain").
+    reached_by: tuple[tuple[str, ...], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         chain = list(self.chain) if self.chain else None
-        return {"test": self.test, "chain": chain, "in_suite": self.in_suite}
+        data: dict[str, Any] = {"test": self.test, "chain": chain, "in_suite": self.in_suite}
+        if not self.in_suite:
+            data["reached_by"] = [list(c) for c in self.reached_by]
+        return data
 
 
 @dataclass(frozen=True)
@@ -204,8 +210,14 @@ def _chain_text(chain: Iterable[str]) -> str:
 def _explain_line(info: Explain) -> str:
     if info.chain:
         return f"why {info.test}: {_chain_text(info.chain)}"
+    if not info.in_suite and info.reached_by:
+        shown = "; ".join(_chain_text(c) for c in info.reached_by[:3])
+        more = f"; and {len(info.reached_by) - 3} more" if len(info.reached_by) > 3 else ""
+        return (f"why {info.test}: not a test file; {len(info.reached_by)} selected test "
+                f"file(s) reach it: {shown}{more}")
     if not info.in_suite:
-        return f"why {info.test}: not a test file at head; nothing to explain"
+        return (f"why {info.test}: not a test file at head, and no selected test file's "
+                "chain passes through it")
     return f"why {info.test}: not impacted (no import chain from it to a changed file)"
 
 

@@ -260,6 +260,18 @@ def test_plan_explain_prints_the_chain(chain: GitRepo) -> None:
                           "--format", "json", cwd=chain.path)
     assert json.loads(other.stdout)["explain"] == {
         "test": "tests/test_util.py", "chain": None, "in_suite": True}
+    # A source file: the selected test files whose chain passes through it (new-user trial:
+    # "not a test file at head; nothing to explain").
+    source = run_agentgate("plan", "--base", "base", "--explain", "app/pricing/tax.py",
+                           cwd=chain.path)
+    assert ("  why app/pricing/tax.py: not a test file; 2 selected test file(s) reach it: "
+            "tests/test_report.py -> app/report.py -> app/checkout/session.py -> "
+            "app/pricing/tax.py -> app/pricing/rates.py; tests/test_session.py -> "
+            "app/checkout/session.py -> app/pricing/tax.py -> app/pricing/rates.py"
+            ) in unwrap(source.stdout).splitlines(), source.stdout
+    alone = run_agentgate("plan", "--base", "base", "--explain", "app/util.py", cwd=chain.path)
+    assert ("  why app/util.py: not a test file at head, and no selected test file's chain "
+            "passes through it") in unwrap(alone.stdout).splitlines(), alone.stdout
 
 
 def test_plan_text_report_shows_each_tests_why(chain: GitRepo) -> None:
