@@ -151,7 +151,7 @@ def decide(
         return _one_sided(base, head, stage, Attribution.PATCH_INDUCED)
     if not failing_head:
         return _one_sided(head, base, stage, Attribution.PATCH_MASKS)
-    return _both_fail(base, head)
+    return _both_fail(base, head, stage)
 
 
 def _unrunnable(base: TreeEvidence, head: TreeEvidence) -> Decision | None:
@@ -226,7 +226,10 @@ def _thin(clean: TreeEvidence, failing: TreeEvidence, stage: str, what: str) -> 
     )
 
 
-def _both_fail(base: TreeEvidence, head: TreeEvidence) -> Decision:
+def _both_fail(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision:
+    worse = _fails_more(base, head, stage)
+    if worse is not None:
+        return worse
     for tree in (base, head):
         flaky = tree.flaky_seeds()
         if flaky:
@@ -250,6 +253,29 @@ def _both_fail(base: TreeEvidence, head: TreeEvidence) -> Decision:
         Attribution.PRE_EXISTING, False,
         f"{what}, but were not re-run to show they always do (use --mode both to allow a freeze)",
     )
+
+
+def _fails_more(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision | None:
+    """Both trees fail, head more: seeds head fails every time that base never failed on
+    (paired), or a significantly higher rate, is the patch's doing (flake trial: base failing
+    on six seeds and head on all ten was "failures on different seeds ... fix the harness";
+    a test failing at random on base and always on head, Fisher p = 0.03, too)."""
+    head_fail, head_n = head.sample(stage)
+    base_fail, base_n = base.sample(stage)
+    if head_fail * base_n <= base_fail * head_n:
+        return None  # head does not fail more often
+    p = fisher_p(base, head, stage)
+    newly = [s for s in head.failing_seeds() if head.always_failing(s) and base.never_failing(s)]
+    what = (f"head fails {head_fail}/{head_n} in the {stage} runs, base {base_fail}/{base_n}; "
+            f"Fisher p = {p:.3g}")
+    if p < SIGNIFICANCE:
+        return Decision(Attribution.PATCH_INDUCED, False, f"{what}: the patch makes it fail "
+                        "more often")
+    if newly and not base.flaky_seeds() and not head.flaky_seeds():
+        return Decision(Attribution.PATCH_INDUCED, False,
+                        f"{what}; seeds {_seeds(newly)} fail on head every time and never on "
+                        "base: the patch made them fail")
+    return None
 
 
 def _seeds(seeds: list[int]) -> str:

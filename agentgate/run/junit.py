@@ -79,10 +79,14 @@ _PRIORITY = (
 
 
 def normalise_nodeid(nodeid: str) -> str:
-    text = nodeid.strip().replace("\\", "/")
-    while text.startswith("./"):
-        text = text[2:]
-    return text
+    """The path part with forward slashes and no leading ``./``; the rest as given: pytest
+    escapes a parameter id's non-ASCII and backslashes (``test_w[\\xfc]``) and takes them
+    back so (flake trial: ``[/xfc]`` matched nothing, exit 64)."""
+    path, sep, rest = nodeid.strip().partition("::")
+    path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path + sep + rest
 
 
 def junit_address(nodeid: str) -> tuple[str, str]:

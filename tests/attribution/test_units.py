@@ -42,6 +42,12 @@ def test_address_mangles_like_pytest() -> None:
     assert junit_address("tests/test_a.py::test_x") == ("tests.test_a", "test_x")
     assert junit_address("./tests/test_a.py::TestK::test_x[a/b::c]") == (
         "tests.test_a.TestK", "test_x[a/b::c]")
+    # pytest escapes a parameter's non-ASCII and backslashes, and takes them back so.
+    from agentgate.run.junit import normalise_nodeid
+
+    assert normalise_nodeid(".\\tests\\test_w.py::test_w[\\xfc]") == (
+        "tests/test_w.py::test_w[\\xfc]")
+    assert junit_address("tests/test_w.py::test_w[\\d+]") == ("tests.test_w", "test_w[\\d+]")
 
 
 def _xml(*cases: str) -> str:
@@ -318,3 +324,22 @@ def test_text_report_exact_output() -> None:
     assert isinstance(result.detail, AttributionDetail)
     assert result.detail.decision.verdict is Attribution.PATCH_INDUCED
     assert result.to_json()["verdict"] == "PATCH_INDUCED"  # the detail's verdict wins in JSON
+
+
+def test_head_failing_more_than_base_blames_the_patch() -> None:
+    """Flake trial: base fails on seeds 0, 1, 2, 4, 6, 9 every time, head on all ten every
+    time: "failures on different seeds ... fix the harness". Seeds 3, 5, 7, 8 pass on base
+    and fail on head in every re-run: the patch. And a test failing at random on base that
+    head fails always, significantly more often."""
+    on_base = {0, 1, 2, 4, 6, 9}
+    base = _tree("base", [F if s in on_base else P for s in range(10)],
+                 {s: [F, F] if s in on_base else [P, P] for s in range(10)})
+    head = _tree("head", [F] * 10, {s: [F, F] for s in range(10)})
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "seeds 3, 5, 7, 8 fail on head every time and never on base" in decision.detail
+    random_base = _tree("base", [F, P, P, P, F, P, P, F, P, P] * 2)
+    assert _verdict(random_base, _tree("head", [F] * 20)) == ("PATCH_INDUCED", False)
+    # Head failing no more often than base is no evidence against the patch.
+    assert _verdict(random_base, _tree("head", [P, F, P, P, P, F, P, P, F, P] * 2))[0] == (
+        "HARNESS_ENV")
