@@ -13,6 +13,7 @@ notes.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import posixpath
 from collections.abc import Iterable
@@ -76,6 +77,15 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     # Those the band ran: the rest did not run at head, so head's outcome hid nothing.
     served = set(inventory.support_served(support, tests, base_paths, config.tests)) & set(
         _selected_files(selection, tests, base_paths))
+    # A changed test module another selected test file imports is that file's helper: it
+    # ran beside the band's base tests even though the range's own test files run apart.
+    imported = _imported_tests(root, mb, changes, tests, base_paths,
+                               _selected_files(selection, tests, base_paths))
+    if imported:
+        served |= set(imported)
+        support = tuple(sorted({*support, *(c.old_path or c.path for c in changes
+                                            if c.status != DELETED and tests.match(
+                                                c.old_path or c.path))}))
     # The files the band ran whole (an import-closure band) that the range left alone: a
     # base test in one that head did not collect vanished through code under test.
     whole = {f for f in _whole_files(selection, tests, base_paths)} - set(files) - served
@@ -96,6 +106,44 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         harness_changed=bool(changed_harness), selection=selection, support=support,
         # Under a changed harness every base test of the selection is judged whole.
         untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
+
+
+def _imported_tests(root: Path, mb: str, changes: list[Change], tests: TestFiles,
+                    base_paths: dict[str, str], selected: list[str]) -> list[str]:
+    """The selected base test files that import a test module the range modified (by its
+    file's name, in an import statement of their base text)."""
+    stems = {posixpath.splitext(posixpath.basename(c.old_path or c.path))[0]
+             for c in changes if c.status != DELETED and c.old_blob and c.old_blob != c.new_blob
+             and tests.match(c.old_path or c.path)}
+    changed = {c.old_path or c.path for c in changes}
+    if not stems:
+        return []
+    candidates = [f for f in selected if f not in changed and f in base_paths]
+    blobs = gitio.cat_blobs(root, [base_paths[f] for f in candidates])
+    found = []
+    for path in candidates:
+        text = blobs.get(base_paths[path], b"").decode("utf-8", "surrogateescape")
+        if any(s in text for s in stems) and stems & _imported_names(text):
+            found.append(path)
+    return found
+
+
+def _imported_names(text: str) -> set[str]:
+    """Every dotted part of every module a text imports (``from tests.test_a import x``:
+    tests, test_a; ``from . import test_a``: test_a); none for text that does not parse (it
+    collects nothing at the base)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(p for a in node.names for p in a.name.split("."))
+        elif isinstance(node, ast.ImportFrom):
+            names.update((node.module or "").split("."))
+            names.update(a.name for a in node.names)
+    return names
 
 
 def _support(changes: list[Change], tests: TestFiles, roots: tuple[str, ...]

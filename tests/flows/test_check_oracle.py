@@ -571,3 +571,29 @@ def test_which_sources_bind_pytestmark(tmp_path: Path, source: str, binds: bool)
     path = tmp_path / "test_m.py"
     path.write_text(source)
     assert binds_pytestmark(str(path)) is binds
+
+
+SHARED = "VALUE = 1\n\n\ndef test_shared():\n    assert VALUE == 1\n"
+IMPORTS_SHARED = ("import test_a_shared  # noqa: F401\nfrom app.util import shout\n\n\n"
+                  "def test_shout():\n    assert shout('a') == 'A'\n")
+
+
+@pytest.mark.parametrize(("shared", "code"), [
+    (SHARED + "\n\ndef test_more():\n    assert VALUE + 1 == 2\n", 0),  # the twin
+    ("import app.util\n\napp.util.shout = lambda s: s.upper()\n" + SHARED, 4),  # the attack
+], ids=["new-test", "patches-back"])
+def test_a_changed_test_module_another_test_file_imports_is_its_helper(
+    chain: GitRepo, shared: str, code: int,
+) -> None:
+    """Run apart, the range's test files cannot reach the base's tests, unless a base test
+    file imports one: then it is that file's helper, laid over as at the base."""
+    commit(chain, {"tests/test_a_shared.py": SHARED, "tests/test_util.py": IMPORTS_SHARED},
+           "a shared test module")
+    chain.git("tag", "-f", "base")
+    chain.files({"tests/test_a_shared.py": shared,
+                 **({"app/util.py": BROKEN_SHOUT} if code else {})})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == code, data["reasons"]
+    if code:
+        assert SHOUT in reason(data, "rewritten-test")["detail"]
