@@ -383,13 +383,16 @@ def _uncommitted(root: Path) -> list[str]:
 
 
 def _patch_tests(planned: Planned) -> tuple[str, ...]:
-    """The test files the range added or changed, as head has them (``band.PATCH_TESTS``)."""
+    """The test files the range added or changed, as head has them (``band.PATCH_TESTS``);
+    none when they are every test file of the suite (no base test of another file to keep
+    them from: a whole suite of them alone ran nothing, exit 5)."""
     from agentgate.core.paths import TestFiles
 
     checked = planned.range
     tests = TestFiles(checked.config, checked.python_files)
-    return tuple(sorted({c.path for c in checked.changes if c.status != DELETED
-                         and c.new_blob != c.old_blob and tests.match(c.path)}))
+    found = tuple(sorted({c.path for c in checked.changes if c.status != DELETED
+                          and c.new_blob != c.old_blob and tests.match(c.path)}))
+    return () if set(planned.plan.suite) <= set(found) else found
 
 
 def _apart_leaked(report: band.BandReport, root: Path) -> bool:

@@ -135,7 +135,9 @@ def test_demo_shows_each_verdict_and_leaves_nothing(tmp_path: Path) -> None:
     assert "  tests: 3 of 5 test file(s)\n" in proc.stdout
     assert ("  note: ran 3 of the suite's 9 tests; tests/test_catalog.py and "
             "tests/test_inventory.py skipped\n") in proc.stdout
-    assert "  band: 3 passed, 0 failed" in proc.stdout
+    assert "  band: 2 passed, 0 failed" in proc.stdout
+    # The agent's new test file runs apart from the base's tests (red-team, helper-15).
+    assert "  the patch's test files, run apart: 1 passed, 0 failed" in proc.stdout
     assert list(scratch.iterdir()) == []
 
 
