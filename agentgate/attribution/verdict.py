@@ -247,6 +247,14 @@ def _both_fail(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision:
         )
     shown = all(base.always_failing(s) and head.always_failing(s) for s in failing_base)
     what = f"seeds {_seeds(failing_base)} fail on both trees"
+    if all(r.outcome is Outcome.TIMEOUT for t in (base, head) for r in t.records
+           if r.outcome.failing):
+        # The time limit killed every failing run: a hang, or a limit shorter than the test
+        # takes (flake trial: a 3 s test under --timeout 2 was frozen as failing).
+        return Decision(Attribution.PRE_EXISTING, False,
+                        f"seeds {_seeds(failing_base)} time out on both trees: no run failed "
+                        "on its own; run again with a longer --timeout to tell a slow test "
+                        "from a hang before a freeze")
     if shown:
         return Decision(Attribution.PRE_EXISTING, True, f"{what}, every time they are run")
     return Decision(

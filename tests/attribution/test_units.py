@@ -343,3 +343,16 @@ def test_head_failing_more_than_base_blames_the_patch() -> None:
     # Head failing no more often than base is no evidence against the patch.
     assert _verdict(random_base, _tree("head", [P, F, P, P, P, F, P, P, F, P] * 2))[0] == (
         "HARNESS_ENV")
+
+
+def test_timeouts_on_both_trees_allow_no_freeze() -> None:
+    """Flake trial: a 3 s test under --timeout 2 was PRE_EXISTING with a freeze allowed."""
+    T = Outcome.TIMEOUT
+    base = _tree("base", [T, T], {0: [T, T], 1: [T, T]})
+    head = _tree("head", [T, T], {0: [T, T], 1: [T, T]})
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PRE_EXISTING, False)
+    assert "longer --timeout" in decision.detail
+    failing = _tree("head", [F, T], {0: [F, F], 1: [T, T]})  # one real failure: as before
+    assert decide(_tree("base", [F, T], {0: [F, F], 1: [T, T]}), failing,
+                  stage="swept").freeze_allowed
