@@ -192,9 +192,14 @@ def _one_sided(
     head, base = (failing, clean) if verdict is Attribution.PATCH_INDUCED else (clean, failing)
     p = fisher_p(base, head, stage)
     k, n = failing.sample(stage)
+    ran = [r.outcome for r in clean.records if r.outcome.ran]
+    # A tree that skips or xfails the test in every run never executed it (flake trial: a
+    # skip added at head read "head never fails ... head failed 0/3").
+    never = ("skips or xfails it in every run" if ran and all(
+        o is Outcome.SKIPPED for o in ran) else "never fails")
     what = (
         f"{failing.name} fails on seeds {_seeds(seeds)} ({k}/{n} in the {stage} runs), "
-        f"{clean.name} never fails; Fisher p = {p:.3g}"
+        f"{clean.name} {never}; Fisher p = {p:.3g}"
     )
     if paired:
         return Decision(verdict, False, f"{what}; every re-run of those seeds agrees")

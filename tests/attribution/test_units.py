@@ -196,6 +196,10 @@ def test_head_clean_base_failing_is_patch_masks() -> None:
     base = _tree("base", [F, P, F, P], {0: [F, F], 2: [F, F]})
     head = _tree("head", [P, P, P, P], {0: [P, P], 2: [P, P]})
     assert _verdict(base, head) == ("PATCH_MASKS", False)
+    S = Outcome.SKIPPED  # a skip added at head: it never ran there, and the detail says so
+    skipped = decide(base, _tree("head", [S] * 4, {0: [S, S], 2: [S, S]}), stage="swept")
+    assert skipped.verdict is Attribution.PATCH_MASKS
+    assert "head skips or xfails it in every run" in skipped.detail
 
 
 def test_pre_existing_needs_the_same_seeds_failing_every_time() -> None:
