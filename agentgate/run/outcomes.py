@@ -348,8 +348,8 @@ def binds_pytestmark(path: str) -> bool:
 def _binds(body: list[ast.stmt], name: str) -> bool:
     for stmt in body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name) == name for a in stmt.names):
-                return True
+            if any((a.asname or a.name) in (name, "*") for a in stmt.names):
+                return True  # a star import may bring it (``from .marks import *``)
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if stmt.name == name:

@@ -555,6 +555,7 @@ def test_a_pytestmark_the_test_module_sets_itself_is_its_own(chain: GitRepo) -> 
 @pytest.mark.parametrize(("source", "binds"), [
     ("pytestmark = 1\n", True),
     ("from marks import slow as pytestmark\n", True),
+    ("from marks import *\n# pytestmark comes from there\n", True),
     ("try:\n    import x\nexcept ImportError:\n    pytestmark = 1\n", True),
     ("pytestmark: list = []\n", True),
     ("(a, pytestmark) = (1, 2)\n", True),
@@ -563,8 +564,8 @@ def test_a_pytestmark_the_test_module_sets_itself_is_its_own(chain: GitRepo) -> 
     ("class C:\n    pytestmark = 1\n", False),
     ("x = 'pytestmark'\n", False),
     ("def broken(:\n    pytestmark\n", True),  # pytest reports the syntax error itself
-], ids=["assign", "import", "except", "annotated", "tuple", "comment", "function", "class",
-        "string", "unparsable"])
+], ids=["assign", "import", "star", "except", "annotated", "tuple", "comment", "function",
+        "class", "string", "unparsable"])
 def test_which_sources_bind_pytestmark(tmp_path: Path, source: str, binds: bool) -> None:
     from agentgate.run.outcomes import binds_pytestmark
 
