@@ -21,12 +21,19 @@ that needed what an earlier test left (an order-dependent suite) fails while rec
 a test that failed while recording always runs (``depgraph``): the cost is precision, not
 safety.
 
+The same goes for a module global a function rebinds (``global _rate; _rate =
+_read_rate()``, a memo or a singleton made on first use): as each test begins, each such
+name of the repository's modules is put back to what it was as the first test began (or as
+its module's import ended), unless a shared fixture or an import set it since (red-team
+class of helper-15: the second test read ``_rate`` and never ran ``_read_rate``).
+
 Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
 """
 
 from __future__ import annotations
 
 import collections
+import dis
 import types
 import weakref
 from typing import Any
@@ -39,6 +46,8 @@ _KINDS = frozenset({
     collections.Counter, weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet,
 })
 _SETS = (set, weakref.WeakSet)
+_REBINDS = frozenset(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+_MISSING = object()  # a global not bound yet
 _SEQUENCES = (list, collections.deque)
 _GET = types.ModuleType.__getattribute__
 _OBJECT_GET = object.__getattribute__
@@ -82,6 +91,28 @@ class _Held:
         self.size = len(self.box)
 
 
+class _Global:
+    """One module global a function of the repository rebinds: the value that stays."""
+
+    __slots__ = ("kept", "name", "space")
+
+    def __init__(self, space: dict[str, Any], name: str) -> None:
+        self.space, self.name = space, name
+        self.kept = space.get(name, _MISSING)
+
+    def now(self) -> Any:
+        return self.space.get(self.name, _MISSING)
+
+    def undo(self) -> None:
+        if self.kept is _MISSING:
+            self.space.pop(self.name, None)
+        else:
+            self.space[self.name] = self.kept
+
+    def accept(self) -> None:
+        self.kept = self.now()
+
+
 class Carriers:
     """The repository's empty containers, and what each test begins with in them."""
 
@@ -93,6 +124,9 @@ class Carriers:
         self._held: list[_Held] = []
         self._full: list[Any] = []  # containers seen full, kept so their ids stay theirs
         self._marks: dict[str, list[int]] = {}  # a shared fixture's or import's sizes at start
+        self._globals: list[_Global] = []  # module globals the repository's functions rebind
+        self._global_keys: set[tuple[int, str]] = set()
+        self._global_marks: dict[str, list[Any]] = {}  # their values as a fixture began
         self.started = False
 
     def module(self, module: Any) -> None:
@@ -110,21 +144,30 @@ class Carriers:
         for held in self._held:
             if _size(held.box) != held.size:
                 _guarded(held.undo)
+        for bound in self._globals:
+            if bound.now() is not bound.kept:
+                _guarded(bound.undo)
 
     def mark(self, ctx: str) -> None:
         """A shared fixture or an import begins (``ctx``): what it adds will stay."""
         if self.started:
             self._marks[ctx] = [_size(h.box) for h in self._held]
+            self._global_marks[ctx] = [g.now() for g in self._globals]
 
     def settle(self, ctx: str) -> None:
         """The shared fixture or import ``ctx`` ended."""
         sizes = self._marks.pop(ctx, None) if self._marks else None
+        values = self._global_marks.pop(ctx, None) if self._global_marks else None
         if sizes is None:
             return
         for index, size in enumerate(sizes):  # containers held since are settled as new
             held = self._held[index]
             if _size(held.box) != size:
                 _guarded(held.accept)
+        for index, value in enumerate(values or ()):
+            bound = self._globals[index]
+            if bound.now() is not value:
+                bound.accept()
         _guarded(self._scan)  # an import's own containers, as they are when it ends, are its
 
     def _scan(self) -> None:
@@ -145,6 +188,35 @@ class Carriers:
                 continue
             for value in values:
                 _guarded(lambda v=value: self._value(v, deep=True))
+            _guarded(lambda m=space, v=values: self._rebound(m, v))
+
+    def _rebound(self, space: dict[str, Any], values: list[Any]) -> None:
+        """The globals of ``space`` its own functions and methods rebind, held."""
+        codes: list[Any] = []
+        for value in values:
+            funcs: list[Any] = [value] if isinstance(value, types.FunctionType) else []
+            if isinstance(value, type) and getattr(value, "__module__", None) in self._names:
+                for inner in list(_OBJECT_GET(value, "__dict__").values()):
+                    inner = getattr(inner, "__func__", inner)  # staticmethod, classmethod
+                    if isinstance(inner, property):
+                        funcs += [f for f in (inner.fget, inner.fset, inner.fdel) if f]
+                    elif isinstance(inner, types.FunctionType):
+                        funcs.append(inner)
+            codes += [f.__code__ for f in funcs
+                      if isinstance(f, types.FunctionType) and f.__globals__ is space]
+        names: set[str] = set()
+        while codes:
+            code = codes.pop()
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            if _REBINDS.isdisjoint(code.co_code):
+                continue
+            names.update(str(i.argval) for i in dis.get_instructions(code)
+                         if i.opcode in _REBINDS)
+        for name in sorted(names):
+            key = (id(space), name)
+            if key not in self._global_keys and not _dunder(name):
+                self._global_keys.add(key)
+                self._globals.append(_Global(space, name))
 
     def _value(self, value: Any, *, deep: bool) -> None:
         if type(value) in _KINDS:

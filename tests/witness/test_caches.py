@@ -242,12 +242,26 @@ def scale():  # red-team: a memo in a module-level list
     if not _LOADED:
         _LOADED.append(read_scale())
     return _LOADED[0]
+
+
+_TARIFF = None
+
+
+def read_tariff():
+    return 7
+
+
+def tariff():  # a memo in a module global the function rebinds
+    global _TARIFF
+    if _TARIFF is None:
+        _TARIFF = read_tariff()
+    return _TARIFF
 '''
 # What legitimately fills an empty container for the tests after it: a session fixture, and
 # a module registering itself as a test imports it.
-PLUGINS = ("HANDLERS = {}\nKINDS = {}\nORDER = []\n\n\n"
-           "def register(name, handler):\n    HANDLERS[name] = handler\n"
-           "    ORDER.append(name)\n")
+PLUGINS = ("HANDLERS = {}\nKINDS = {}\nORDER = []\nLAST = None\n\n\n"
+           "def register(name, handler):\n    global LAST\n    HANDLERS[name] = handler\n"
+           "    ORDER.append(name)\n    LAST = name\n")
 CSV = "from app import plugins\n\nplugins.KINDS['csv'] = ','\n"
 HAND_FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
@@ -261,15 +275,15 @@ HAND_FILES = {
     "    plugins.register('x', len)\n    return plugins.HANDLERS\n",
     # file order: "first" fills every cache "second" reads
     "tests/test_hand.py": "from app import hand\n\n"
-    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4)\n\n\n"
+    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4, 7)\n\n\n"
     "def read():\n    return (hand.rate('eu'), hand.wrapped(hand.KEY), hand.Table.width(3),\n"
-    "            hand.label(3), hand.REGISTRY.lookup('name'), hand.scale())\n\n\n"
+    "            hand.label(3), hand.REGISTRY.lookup('name'), hand.scale(), hand.tariff())\n\n\n"
     "def test_first():\n    assert read() == WANT\n\n\n"
     "def test_second():\n    assert read() == WANT\n",
     "tests/test_plugins.py": "from app import plugins\n\n\n"
     "def test_session_fixture(handlers):\n    assert handlers['x']('ab') == 2\n\n\n"
     "def test_session_fixture_again(handlers):\n    assert plugins.HANDLERS['x']('abc') == 3\n"
-    "    assert plugins.ORDER == ['x']\n\n\n"
+    "    assert plugins.ORDER == ['x'] and plugins.LAST == 'x'\n\n\n"
     "def test_lazy_import():\n    import app.kinds_csv  # noqa: F401\n"
     "    assert plugins.KINDS['csv'] == ','\n\n\n"
     "def test_lazy_import_again():\n    import app.kinds_csv  # noqa: F401\n"
@@ -292,7 +306,9 @@ def hand_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gi
     ('"#%d" % n', '"no. %d" % n'),  # a mutable default
     ("name.upper()", "name.lower()"),  # a dict on a module-level instance
     ("return 4", "return 5"),  # a module-level list
-], ids=["module-dict", "closure-weak", "class-attribute", "default", "instance", "module-list"])
+    ("return 7", "return 8"),  # a module global a function rebinds
+], ids=["module-dict", "closure-weak", "class-attribute", "default", "instance", "module-list",
+        "global"])
 def test_a_hand_written_cache_reruns_every_test_that_reads_it(
     hand_recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest
 ) -> None:
