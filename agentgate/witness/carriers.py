@@ -47,6 +47,7 @@ _KINDS = frozenset({
 })
 _SETS = (set, weakref.WeakSet)
 _REBINDS = frozenset(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+_SETS_ATTR = frozenset(dis.opmap[n] for n in ("STORE_ATTR", "DELETE_ATTR"))
 _MISSING = object()  # a global not bound yet
 _SEQUENCES = (list, collections.deque)
 _GET = types.ModuleType.__getattribute__
@@ -92,19 +93,26 @@ class _Held:
 
 
 class _Global:
-    """One module global a function of the repository rebinds: the value that stays."""
+    """One name the repository's code rebinds -- a module global (``space`` a module's dict),
+    or an attribute of one of its classes or module-level instances (``owner``) -- and the
+    value that stays."""
 
-    __slots__ = ("kept", "name", "space")
+    __slots__ = ("kept", "name", "owner", "space")
 
-    def __init__(self, space: dict[str, Any], name: str) -> None:
-        self.space, self.name = space, name
-        self.kept = space.get(name, _MISSING)
+    def __init__(self, space: Any, name: str, owner: Any = None) -> None:
+        self.space, self.name, self.owner = space, name, owner
+        self.kept = self.now()
 
     def now(self) -> Any:
         return self.space.get(self.name, _MISSING)
 
     def undo(self) -> None:
-        if self.kept is _MISSING:
+        if isinstance(self.owner, type):  # a class's namespace is read-only: through type
+            if self.kept is _MISSING:
+                type.__delattr__(self.owner, self.name)
+            else:
+                type.__setattr__(self.owner, self.name, self.kept)
+        elif self.kept is _MISSING:
             self.space.pop(self.name, None)
         else:
             self.space[self.name] = self.kept
@@ -191,9 +199,18 @@ class Carriers:
             _guarded(lambda m=space, v=values: self._rebound(m, v))
 
     def _rebound(self, space: dict[str, Any], values: list[Any]) -> None:
-        """The globals of ``space`` its own functions and methods rebind, held."""
+        """The globals of ``space`` its own functions and methods rebind, and the attributes
+        they store that its classes and module-level instances hold (``cls._instance =
+        cls()``, ``_state.current = x``), held."""
         codes: list[Any] = []
+        owners: list[Any] = []
         for value in values:
+            if isinstance(value, type):
+                if getattr(value, "__module__", None) == space.get("__name__"):
+                    owners.append(value)
+            elif getattr(type(value), "__module__", None) in self._names and not isinstance(
+                    value, (types.FunctionType, types.ModuleType)):
+                owners.append(value)
             funcs: list[Any] = [value] if isinstance(value, types.FunctionType) else []
             if isinstance(value, type) and getattr(value, "__module__", None) in self._names:
                 for inner in list(_OBJECT_GET(value, "__dict__").values()):
@@ -205,18 +222,29 @@ class Carriers:
             codes += [f.__code__ for f in funcs
                       if isinstance(f, types.FunctionType) and f.__globals__ is space]
         names: set[str] = set()
+        attrs: set[str] = set()
         while codes:
             code = codes.pop()
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-            if _REBINDS.isdisjoint(code.co_code):
+            if _REBINDS.isdisjoint(code.co_code) and _SETS_ATTR.isdisjoint(code.co_code):
                 continue
-            names.update(str(i.argval) for i in dis.get_instructions(code)
-                         if i.opcode in _REBINDS)
-        for name in sorted(names):
-            key = (id(space), name)
+            for op in dis.get_instructions(code):
+                if op.opcode in _REBINDS:
+                    names.add(str(op.argval))
+                elif op.opcode in _SETS_ATTR:
+                    attrs.add(str(op.argval))
+        held = [(space, name, None) for name in names]
+        for owner in owners if attrs else ():
+            try:
+                inner = _OBJECT_GET(owner, "__dict__")
+            except Exception:  # slots only: nothing a store rebinds in a dict
+                continue
+            held += [(inner, name, owner) for name in attrs if name in inner]
+        for inner, name, owner in held:
+            key = (id(inner), name)
             if key not in self._global_keys and not _dunder(name):
                 self._global_keys.add(key)
-                self._globals.append(_Global(space, name))
+                self._globals.append(_Global(inner, name, owner))
 
     def _value(self, value: Any, *, deep: bool) -> None:
         if type(value) in _KINDS:

@@ -256,6 +256,20 @@ def tariff():  # a memo in a module global the function rebinds
     if _TARIFF is None:
         _TARIFF = read_tariff()
     return _TARIFF
+
+
+def load_settings():
+    return "strict"
+
+
+class Settings:  # a singleton made on first use, in a class attribute
+    _instance = None
+
+    @classmethod
+    def get(cls):
+        if cls._instance is None:
+            cls._instance = load_settings()
+        return cls._instance
 '''
 # What legitimately fills an empty container for the tests after it: a session fixture, and
 # a module registering itself as a test imports it.
@@ -275,9 +289,10 @@ HAND_FILES = {
     "    plugins.register('x', len)\n    return plugins.HANDLERS\n",
     # file order: "first" fills every cache "second" reads
     "tests/test_hand.py": "from app import hand\n\n"
-    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4, 7)\n\n\n"
+    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4, 7, 'strict')\n\n\n"
     "def read():\n    return (hand.rate('eu'), hand.wrapped(hand.KEY), hand.Table.width(3),\n"
-    "            hand.label(3), hand.REGISTRY.lookup('name'), hand.scale(), hand.tariff())\n\n\n"
+    "            hand.label(3), hand.REGISTRY.lookup('name'), hand.scale(), hand.tariff(),\n"
+    "            hand.Settings.get())\n\n\n"
     "def test_first():\n    assert read() == WANT\n\n\n"
     "def test_second():\n    assert read() == WANT\n",
     "tests/test_plugins.py": "from app import plugins\n\n\n"
@@ -307,8 +322,9 @@ def hand_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gi
     ("name.upper()", "name.lower()"),  # a dict on a module-level instance
     ("return 4", "return 5"),  # a module-level list
     ("return 7", "return 8"),  # a module global a function rebinds
+    ('return "strict"', 'return "lenient"'),  # a class attribute a classmethod rebinds
 ], ids=["module-dict", "closure-weak", "class-attribute", "default", "instance", "module-list",
-        "global"])
+        "global", "class-singleton"])
 def test_a_hand_written_cache_reruns_every_test_that_reads_it(
     hand_recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest
 ) -> None:
