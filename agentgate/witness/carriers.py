@@ -271,6 +271,18 @@ class Carriers:
                 for inner in list(inner_space.values()):
                     if type(inner) in _KINDS:
                         self._hold(inner)
+                self._hold_namespace(inner_space)
+
+    def _hold_namespace(self, space: dict[str, Any]) -> None:
+        """A module-level instance's own namespace: a name added to it later (a
+        ``functools.cached_property`` computed by one test, read by the next) comes out as
+        each test begins; the names it has now stay."""
+        if id(space) in self._seen:
+            return
+        self._seen.add(id(space))
+        held = _Held(space)
+        held.accept()
+        self._held.append(held)
 
     def _function(self, func: Any) -> None:
         if getattr(func, "__module__", None) not in self._names:

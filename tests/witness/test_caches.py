@@ -262,6 +262,22 @@ def load_settings():
     return "strict"
 
 
+import functools
+
+
+def read_currency():
+    return "EUR"
+
+
+class Shop:
+    @functools.cached_property
+    def currency(self):  # computed by one test, read by the next from SHOP's namespace
+        return read_currency()
+
+
+SHOP = Shop()
+
+
 class Settings:  # a singleton made on first use, in a class attribute
     _instance = None
 
@@ -289,10 +305,10 @@ HAND_FILES = {
     "    plugins.register('x', len)\n    return plugins.HANDLERS\n",
     # file order: "first" fills every cache "second" reads
     "tests/test_hand.py": "from app import hand\n\n"
-    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4, 7, 'strict')\n\n\n"
+    "WANT = (20, 'wrapped-k', 6, '#3', 'NAME', 4, 7, 'strict', 'EUR')\n\n\n"
     "def read():\n    return (hand.rate('eu'), hand.wrapped(hand.KEY), hand.Table.width(3),\n"
     "            hand.label(3), hand.REGISTRY.lookup('name'), hand.scale(), hand.tariff(),\n"
-    "            hand.Settings.get())\n\n\n"
+    "            hand.Settings.get(), hand.SHOP.currency)\n\n\n"
     "def test_first():\n    assert read() == WANT\n\n\n"
     "def test_second():\n    assert read() == WANT\n",
     "tests/test_plugins.py": "from app import plugins\n\n\n"
@@ -323,8 +339,9 @@ def hand_recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gi
     ("return 4", "return 5"),  # a module-level list
     ("return 7", "return 8"),  # a module global a function rebinds
     ('return "strict"', 'return "lenient"'),  # a class attribute a classmethod rebinds
+    ('return "EUR"', 'return "USD"'),  # a cached_property of a module-level instance
 ], ids=["module-dict", "closure-weak", "class-attribute", "default", "instance", "module-list",
-        "global", "class-singleton"])
+        "global", "class-singleton", "cached-property"])
 def test_a_hand_written_cache_reruns_every_test_that_reads_it(
     hand_recorded: tuple[GitRepo, str], old: str, new: str, request: pytest.FixtureRequest
 ) -> None:
