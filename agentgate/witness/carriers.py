@@ -9,9 +9,9 @@ caches; this covers the containers the repository makes itself.
 
 Which containers: the dicts, sets, lists, deques and weak mappings that are **empty as the
 first test begins** (a cache starts empty; a table a module fills as it loads is no cache),
-held by a repository module's globals, by a class it defines, by a module-level instance of such a
-class, or by the closure cells and defaults of its functions and methods. One level deep:
-a cache inside a cache-holding object further down is not seen.
+held by a repository module's globals, by a class it defines, by a module-level instance of
+such a class, or by the closure cells and defaults of its functions and methods. One level
+deep: a cache inside a cache-holding object further down is not seen.
 
 When: as each test begins, what earlier tests added is taken out again, so each test
 computes what it reads, as if it ran first, and its recording shows the code that computed
@@ -22,10 +22,13 @@ a test that failed while recording always runs (``depgraph``): the cost is preci
 safety.
 
 The same goes for a module global a function rebinds (``global _rate; _rate =
-_read_rate()``, a memo or a singleton made on first use): as each test begins, each such
-name of the repository's modules is put back to what it was as the first test began (or as
-its module's import ended), unless a shared fixture or an import set it since (red-team
-class of helper-15: the second test read ``_rate`` and never ran ``_read_rate``).
+_read_rate()``, a memo or a singleton made on first use), for an attribute the module's code
+stores that one of its classes or module-level instances holds (``cls._instance =
+cls._load()``), and for a name added later to a module-level instance's namespace (a
+``functools.cached_property``): as each test begins, each is put back to what it was as the
+first test began (or as its module's import ended), unless a shared fixture or an import
+set it since (red-team class of helper-15: the second test read ``_rate`` and never ran
+``_read_rate``).
 
 Stdlib only, Python 3.9 syntax: it runs in the project's interpreter.
 """
