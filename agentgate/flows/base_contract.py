@@ -79,7 +79,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         _selected_files(selection, tests, base_paths))
     # A changed test module another selected test file imports is that file's helper: it
     # ran beside the band's base tests even though the range's own test files run apart.
-    imported = _imported_tests(root, mb, changes, tests, base_paths,
+    imported = _imported_tests(root, changes, tests, base_paths,
                                _selected_files(selection, tests, base_paths))
     if imported:
         served |= set(imported)
@@ -108,7 +108,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
 
 
-def _imported_tests(root: Path, mb: str, changes: list[Change], tests: TestFiles,
+def _imported_tests(root: Path, changes: list[Change], tests: TestFiles,
                     base_paths: dict[str, str], selected: list[str]) -> list[str]:
     """The selected base test files that import a test module the range modified (by its
     file's name, in an import statement of their base text)."""
