@@ -66,7 +66,8 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     base_paths = gitio.ls_tree(root, mb)
     tests = TestFiles(config, checked.python_files)
     files = inventory.touched_tests(changes, tests, base_paths)
-    changed_harness = harness.harness_changes(changes, config, _texts(root, changes))
+    texts = _texts(root, changes)
+    changed_harness = harness.harness_changes(changes, config, texts)
     plugins = _plugin_files(root, base_paths, config)
     changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
                         for c in changes for p in c.paths if p in plugins]
@@ -96,6 +97,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         files = tuple(sorted({*files, *_selected_files(selection, tests, base_paths)}))
     every = set(base_paths) | set(gitio.ls_tree(root, checked.head))
     recorded, skipped = recorded_base(root, mb, files)
+    skipped = _skips_kept(skipped, _edited(changes), texts)
     return OracleInput(
         merge_base=mb, head=checked.head,
         inventory=recorded or inventory.inventory(root, config, mb, files),
@@ -106,6 +108,47 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         harness_changed=bool(changed_harness), selection=selection, support=support,
         # Under a changed harness every base test of the selection is judged whole.
         untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
+
+
+def _skips_kept(skipped: frozenset[str], edited: frozenset[str],
+                texts: dict[str, tuple[str | None, str | None]]) -> frozenset[str]:
+    """The recording's skips that still speak for head: a test's in a file the range did not
+    edit, or one whose own definition (decorators included) and its file's other top-level
+    code the range left as they were. The recording's environment is not this run's (a
+    ``skipif`` on a variable it set): a skip the patch may have written on the test is judged
+    by its base form, as before."""
+    changed: dict[str, set[str] | None] = {}
+    kept = []
+    for nodeid in skipped:
+        path, _, rest = nodeid.partition("::")
+        if path in edited and path not in changed:
+            changed[path] = _changed_definitions(*texts.get(path, (None, None)))
+        tops = changed.get(path, set())
+        if tops is not None and rest.split("::", 1)[0].split("[", 1)[0] not in tops:
+            kept.append(nodeid)
+    return frozenset(kept)
+
+
+def _changed_definitions(base: str | None, head: str | None) -> set[str] | None:
+    """The top-level functions and classes whose definition differs between two texts of a
+    file; None when its other top-level code differs too, or a text is missing or does not
+    parse (then every test of the file counts as changed)."""
+    found: list[tuple[dict[str, str], list[str]]] = []
+    for text in (base, head):
+        if text is None:
+            return None
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        defs = {n.name: ast.dump(n) for n in tree.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+        found.append((defs, [ast.dump(n) for n in tree.body if getattr(n, "name", None)
+                             not in defs]))
+    (old, old_rest), (new, new_rest) = found
+    if old_rest != new_rest:
+        return None
+    return {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
 
 
 def _imported_tests(root: Path, changes: list[Change], tests: TestFiles,

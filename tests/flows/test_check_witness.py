@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.git_repo import GitRepo, run_agentgate
 
 FILES = {
@@ -198,7 +200,7 @@ AUDITED = {
 
 
 def test_the_audit_passes_over_skips_its_band_cannot_pay_for(repo: GitRepo) -> None:
-    """Issue 12 item 5: the shadow sample is bounded in time. Forty quick tests run the
+    """Issue 12 item 5: the shadow sample is bounded in time. Forty 5 ms tests run the
     change; the audit (40% of the 25 skips, capped at 10) takes quick skips only, since a
     slow one alone would cost more than a quarter of the band's recorded time; the report
     states the budget. Without the time bound the patch's sample holds slow skips."""
@@ -269,3 +271,30 @@ def test_a_test_the_base_skipped_too_is_no_suppression(repo: GitRepo) -> None:
     assert [n for n in data["notes"] if "harmless suppression: tests/test_platform.py::"
             "test_here" in n], data["notes"]
     assert not [n for n in data["notes"] if "test_windows" in n], data["notes"]
+
+
+def test_a_skip_the_patch_adds_to_a_test_the_recording_skipped_is_judged(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The witness saw test_mode skipped only because the recording's environment set a
+    variable; here it runs. A patch that breaks the code and writes a skip on it cannot lean
+    on the recording's skip: its file changed, so its base form is judged on head's code."""
+    repo.files({**FILES, "tests/test_mode.py": (
+        "import os\n\nimport pytest\n\nfrom app.core import lookup\n\n\n"
+        "@pytest.mark.skipif(os.environ.get('RECORDING_SHORTCUT') == '1', reason='slow')\n"
+        "def test_mode():\n    assert lookup() == 1\n")})
+    base = repo.commit("initial")
+    monkeypatch.setenv("RECORDING_SHORTCUT", "1")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    monkeypatch.delenv("RECORDING_SHORTCUT")
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 1", "return 0"))
+    mode = (repo.path / "tests/test_mode.py").read_text()
+    repo.write("tests/test_mode.py", mode.replace(
+        "def test_mode", "@pytest.mark.skip(reason='flaky')\ndef test_mode"))
+    repo.commit("break lookup, skip its test")
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(checked.stdout)
+    assert checked.returncode in (1, 4), checked.stdout
+    suppressed = [r for r in data["reasons"] if r["code"] == "suppressed-failure"]
+    assert any("tests/test_mode.py::test_mode" in r["detail"] for r in suppressed), \
+        data["reasons"]
