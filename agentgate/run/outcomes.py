@@ -681,10 +681,11 @@ class Outcomes:
             space = getattr(module, "__dict__", None)
             path = getattr(module, "__file__", None)
             if not isinstance(space, dict) or "pytestmark" not in space or not isinstance(
-                    path, str) or not self._in_tree([path]) or binds_pytestmark(path):
+                    path, str):
                 continue
-            self._alter(f"{self._in_tree([path])[0][0]} holds a pytestmark its source does "
-                        "not set")
+            tree = self._in_tree([path])
+            if tree and not binds_pytestmark(path):
+                self._alter(f"{tree[0][0]} holds a pytestmark its source does not set")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:

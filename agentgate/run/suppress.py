@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentgate.core.paths import function_id
+
 RAN = "ran"
 DELETED = "deleted"
 _FAILED = ("failed", "error")
@@ -96,7 +98,7 @@ def failure_line(nodeid: str, tail: Iterable[str]) -> str:
     fail ... the first: === 61 failed, 102 passed in 1.83s ==='), else the output's last
     line."""
     lines = [line for line in tail if line.strip()]
-    function = nodeid.split("[", 1)[0]
+    function = function_id(nodeid)
     for prefixes in ((f"FAILED {nodeid}", f"ERROR {nodeid}"),
                      (f"FAILED {function}[", f"ERROR {function}[")):
         for line in lines:
