@@ -2,11 +2,16 @@
 
 Layout, in ``gitio.state_dir(root)/worktrees``::
 
-    <sha>/        the cached worktree of <sha>, reused by the next run on the same revision
-    <sha>.lock    flock held while one process uses <sha>/ (the kernel drops it on any exit)
-    <sha>.ready   written once the checkout completed, so a half-made tree is never reused
-    <sha>-tmp-*/  a private worktree, made when the cached one is busy; always removed
+    <sha>/<name>/   the cached worktree of <sha>, reused by the next run on the same revision
+    <sha>.lock      flock held while one process uses <sha>/ (the kernel drops it on any exit)
+    <sha>.ready     written once the checkout completed, so a half-made tree is never reused
+    <sha>-tmp-*/<name>/  a private worktree, made when the cached one is busy; always removed
     <label>-tmp-*/  a scratch folder (``scratch.scratch_dir``): JUnit XML, argument files
+
+``<name>`` is the name of the checkout's own folder: a test that reads the name of the folder
+it runs in (a project name taken from it, a path it compares) sees what it sees in the
+checkout, not a revision's sha -- else such a test fails on every tree agentgate makes, and
+attribution would call a failure the patch caused one the base had too.
 
 A cached worktree is reset and cleaned (``git clean -ffdx``) each time it is handed out, so
 one run's debris never reaches the next. When the block using it raises (an error, Ctrl-C)
@@ -57,11 +62,23 @@ def worktrees_dir(root: Path) -> Path:
 
 
 def path_for(root: Path, sha: str) -> Path:
+    """The folder of ``sha``'s cached worktree: what its lock and ready marker are named
+    after, and what is removed with it (the worktree itself is ``tree_in`` it)."""
     return worktrees_dir(root) / sha
 
 
-def _ready_path(tree: Path) -> Path:
-    return tree.with_name(tree.name + ".ready")
+def tree_in(root: Path, slot: Path) -> Path:
+    """The worktree inside a folder of ``worktrees_dir``: named as the checkout is."""
+    return slot / tree_name(root)
+
+
+def tree_name(root: Path) -> str:
+    name = Path(os.path.abspath(root)).name
+    return name if name and name not in (".", "..") else "checkout"
+
+
+def _ready_path(slot: Path) -> Path:
+    return slot.with_name(slot.name + ".ready")
 
 
 # --- the public API -----------------------------------------------------------------------
@@ -79,12 +96,11 @@ def using_worktree(root: Path, sha: str) -> Iterator[Path]:
         with temporary_worktree(root, sha) as path:
             yield path
         return
-    tree = path_for(root, sha)
+    slot = path_for(root, sha)
     try:
-        _prepare(root, sha, tree)
-        yield tree
+        yield _prepare(root, sha, slot)
     except BaseException:
-        _discard(root, tree)
+        _discard(root, slot)
         lock.release(unlink=True)
         raise
     lock.release()
@@ -96,14 +112,14 @@ def ensure_worktree(root: Path, sha: str) -> Path:
     The lock is held only while preparing; a caller that needs the tree to itself for a
     while should use ``using_worktree``. Raises GitError when another process holds it.
     """
-    tree = path_for(root, sha)
-    lock = try_lock(lock_path(tree))
+    slot = path_for(root, sha)
+    lock = try_lock(lock_path(slot))
     if lock is None:
-        raise GitError(f"worktree {tree} is in use by another agentgate run; retry when it ends")
+        raise GitError(f"worktree {slot} is in use by another agentgate run; retry when it ends")
     try:
-        _prepare(root, sha, tree)
+        tree = _prepare(root, sha, slot)
     except BaseException:
-        _discard(root, tree)
+        _discard(root, slot)
         lock.release(unlink=True)
         raise
     lock.release()
@@ -114,14 +130,15 @@ def ensure_worktree(root: Path, sha: str) -> Path:
 def temporary_worktree(root: Path, sha: str) -> Iterator[Path]:
     """A private worktree of ``sha`` for the block (one a caller may dirty); always removed."""
     # Locked before it exists: an interrupt at any point leaves a lock ``sweep`` can find.
-    tree = worktrees_dir(root) / f"{sha[:12]}{TMP_MARK}{os.urandom(6).hex()}"
-    lock = try_lock(lock_path(tree))
+    slot = worktrees_dir(root) / f"{sha[:12]}{TMP_MARK}{os.urandom(6).hex()}"
+    lock = try_lock(lock_path(slot))
     assert lock is not None, "a fresh private name cannot be locked by anyone else"
     try:
+        tree = tree_in(root, slot)
         gitio.worktree_add(root, tree, sha)
         yield tree
     finally:
-        _discard(root, tree)
+        _discard(root, slot)
         lock.release(unlink=True)
 
 
@@ -232,20 +249,20 @@ def remove_worktree(root: Path, sha: str) -> bool:
     return remove_tree(root, path_for(root, sha))
 
 
-def remove_tree(root: Path, tree: Path) -> bool:
+def remove_tree(root: Path, slot: Path) -> bool:
     """Remove a folder of ``worktrees_dir`` (a worktree through git) unless its lock is held
     by a run; True when removed."""
-    lock = try_lock(lock_path(tree))
+    lock = try_lock(lock_path(slot))
     if lock is None:
         return False
-    _discard(root, tree)
+    _discard(root, slot)
     lock.release(unlink=True)
     return True
 
 
-def in_use(tree: Path) -> bool:
-    """Whether a run holds the lock of ``tree`` (asked without taking it for longer)."""
-    lock = try_lock(lock_path(tree))
+def in_use(slot: Path) -> bool:
+    """Whether a run holds the lock of ``slot`` (asked without taking it for longer)."""
+    lock = try_lock(lock_path(slot))
     if lock is None:
         return True
     lock.release()
@@ -293,24 +310,27 @@ def sweep(root: Path) -> list[Path]:
         lock = try_lock(lock_file)
         if lock is None:
             continue
-        tree = lock_file.with_suffix("")
-        _discard(root, tree)
+        slot = lock_file.with_suffix("")
+        _discard(root, slot)
         lock.release(unlink=True)
-        removed.append(tree)
+        removed.append(slot)
     return removed
 
 
 # --- internals ----------------------------------------------------------------------------
 
-def _prepare(root: Path, sha: str, tree: Path) -> None:
-    """Reuse a completed, healthy tree (reset and cleaned), else build it from scratch."""
-    ready = _ready_path(tree)
+def _prepare(root: Path, sha: str, slot: Path) -> Path:
+    """Reuse a completed, healthy tree (reset and cleaned), else build it from scratch (also
+    when the checkout's folder was renamed since, or the tree has an older layout)."""
+    ready = _ready_path(slot)
+    tree = tree_in(root, slot)
     if ready.exists() and _refresh(tree, sha):
         ready.touch()  # most recently used: ``prune`` keeps it
-        return
-    _discard(root, tree)
+        return tree
+    _discard(root, slot)
     gitio.worktree_add(root, tree, sha)
     ready.write_text(sha + "\n", encoding="utf-8")
+    return tree
 
 
 def _refresh(tree: Path, sha: str) -> bool:
@@ -329,23 +349,25 @@ def _head(tree: Path, env: dict[str, str]) -> str:
     return os.fsdecode(gitio.run(tree, "rev-parse", "HEAD", env=env)).strip()
 
 
-def _discard(root: Path, tree: Path) -> None:
-    """Forget and delete a worktree, whatever state an interrupted run left it in; a second
-    Ctrl-C or SIGTERM waits until it is gone, so cleanup is never left half done."""
+def _discard(root: Path, slot: Path) -> None:
+    """Forget and delete a folder of ``worktrees_dir`` and the worktree in it (or the folder
+    itself being one, as an older layout made), whatever state an interrupted run left it
+    in; a second Ctrl-C or SIGTERM waits until it is gone, so cleanup is never left half
+    done."""
     with held_interrupts():
-        _ready_path(tree).unlink(missing_ok=True)
-        if tree.exists() or _registered(root, tree):
+        _ready_path(slot).unlink(missing_ok=True)
+        for tree in _registered(root, slot):
             gitio.worktree_remove(root, tree)
-        if tree.exists():  # not registered (half-made), or remove refused: delete the folder
-            delete_folder(tree)
+        if slot.exists():  # not registered (half-made), or remove refused: delete the folder
+            delete_folder(slot)
             gitio.run(root, "worktree", "prune", check=False, env=gitio.no_git_env())
 
 
-def _registered(root: Path, tree: Path) -> bool:
+def _registered(root: Path, slot: Path) -> list[Path]:
+    """The worktrees git knows of at ``slot`` or inside it."""
+    where = os.path.realpath(slot)
     with contextlib.suppress(GitError):
-        return any(_samepath(p, tree) for p in gitio.worktrees(root))
-    return False
-
-
-def _samepath(a: Path, b: Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+        return [p for p in gitio.worktrees(root)
+                if (real := os.path.realpath(p)) == where
+                or real.startswith(where + os.sep)]
+    return []

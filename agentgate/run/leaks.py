@@ -70,10 +70,12 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 # (Jinja2's ``sys.modules["_jinja2_module_templates_7fe0a82e39d0"]``: a new key in every run,
 # so head never left what the base left, and every band was promoted: new-user trial).
 _ID = re.compile(r"(?<![0-9A-Za-z])(?=[a-f]*[0-9])[0-9a-f]{8,}(?![0-9A-Za-z])")
-# agentgate's own worktrees (``.git/agentgate/worktrees/<name>``): the witness is recorded in
-# one, the band runs in another.
+# agentgate's own worktrees (``.git/agentgate/worktrees/<sha>/<name>``, named as the checkout
+# is) and scratch folders (``worktrees/<label>-tmp-<hex>``): the witness is recorded in one,
+# the band runs in another.
 _WORKTREE = re.compile(r"[^\s'\",()\[\]]*[/\\]\.git[/\\]agentgate[/\\]worktrees[/\\]"
-                       r"[^/\\\s'\",()\[\]]+")
+                       r"(?:[0-9a-f]{12,40}(?:-tmp-[0-9a-f]+)?[/\\][^/\\\s'\",()\[\]]+"
+                       r"|[^/\\\s'\",()\[\]]+)")
 _TEMP = re.compile(re.escape(tempfile.gettempdir()) + r"[^\s'\",()\[\]]*")
 
 

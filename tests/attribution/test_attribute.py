@@ -152,6 +152,27 @@ def test_failure_on_the_same_seeds_on_both_trees_is_pre_existing_and_freezable(
 
 
 @pytest.mark.e2e
+def test_a_test_reading_its_folder_name_is_judged_as_in_the_checkout(repo: GitRepo) -> None:
+    """The attack: the test asserts the name of the folder it runs in (a project name taken
+    from the checkout) and the patch breaks the code. Run in a folder named after a sha, the
+    base's test failed too, the verdict was PRE_EXISTING and a freeze was allowed. The trees
+    agentgate makes are named as the checkout is: the base passes, the patch's failure is the
+    patch's."""
+    named = (
+        "from pathlib import Path\n\nfrom app.core import ITEMS, pick\n\n"
+        "def test_pick():\n"
+        f"    assert Path(__file__).resolve().parents[1].name == {repo.path.name!r}\n"
+        "    assert pick(ITEMS) == max(ITEMS)\n"
+    )
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": named},
+               {"app/core.py": BASE_CODE.replace("max(set(items))", "min(set(items))")})
+    extra = attribute(repo).to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False)
+    assert extra["trees"]["base"]["failing_seeds"] == []
+    assert {p.name for p in worktrees.worktrees_dir(repo.path).glob("*/*")} == {repo.path.name}
+
+
+@pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
         f"ITEMS = {ITEMS}\n\ndef load(items):\n    first = next(iter(set(items)))\n"

@@ -37,7 +37,8 @@ def test_worktree_is_detached_under_the_git_dir_and_reused_clean(
 ) -> None:
     repo, first, _ = two_commits
     with worktrees.using_worktree(repo.path, first) as tree:
-        assert tree == gitio.state_dir(repo.path) / "worktrees" / first
+        # Named as the checkout is, in a folder named after the revision.
+        assert tree == gitio.state_dir(repo.path) / "worktrees" / first / repo.path.name
         assert "RATE = 0.2\n" in (tree / "app/pricing/tax.py").read_text()
         assert tree.resolve() in _registered(repo)
         (tree / "debris.txt").write_text("left by a test")
@@ -71,7 +72,7 @@ def test_a_busy_worktree_gives_a_private_one_that_is_removed(
     with worktrees.using_worktree(repo.path, first) as held:
         with worktrees.using_worktree(repo.path, first) as private:
             assert private != held
-            assert "-tmp-" in private.name
+            assert "-tmp-" in private.parent.name and private.name == repo.path.name
             assert (private / "app/pricing/tax.py").exists()
         assert private.resolve() not in _registered(repo)
         assert not private.exists()
@@ -117,7 +118,8 @@ def test_a_killed_owner_leaves_nothing_the_next_run_keeps(
     # The cached tree the killed run was using is handed out again, reset.
     with worktrees.using_worktree(repo.path, second) as tree:
         assert "RATE = 0.25" in (tree / "app/pricing/tax.py").read_text()
-    assert {p.name for p in _registered(repo)} == {repo.path.name, second}
+    assert {p.name for p in _registered(repo)} == {repo.path.name}
+    assert {p.parent.name for p in _registered(repo)} == {repo.path.parent.name, second}
 
 
 def test_a_revision_that_cannot_be_checked_out_raises_and_leaves_nothing(repo: GitRepo) -> None:
@@ -146,7 +148,8 @@ def test_prune_keeps_the_most_recently_used_and_skips_busy_ones(app_repo: GitRep
     assert worktrees.cached(app_repo.path)[0] == shas[0]
     assert worktrees.prune(app_repo.path, keep=2) == [shas[1]]
     assert sorted(worktrees.cached(app_repo.path)) == sorted([shas[0], shas[2]])
-    assert {p.name for p in _registered(app_repo)} == {app_repo.path.name, shas[0], shas[2]}
+    assert {p.parent.name for p in _registered(app_repo)} == {
+        app_repo.path.parent.name, shas[0], shas[2]}
     with worktrees.using_worktree(app_repo.path, shas[2]):
         assert worktrees.prune(app_repo.path, keep=0) == [shas[0]]  # the busy one stays
     assert worktrees.cached(app_repo.path) == [shas[2]]

@@ -422,6 +422,9 @@ def test_leaked_values_are_compared_without_what_differs_from_run_to_run() -> No
         (_seen(f"{temp}/tmpab12"), _seen(f"{temp}/tmpzz99/x")),
         (_seen("/r/.git/agentgate/worktrees/witness-tmp-1/src"),
          _seen("/r/.git/agentgate/worktrees/c0ffee/src")),
+        (_seen(f"{trees}/{'c0ffee' * 6}abcd/repo/src"),  # a worktree, named as the checkout
+         _seen(f"{trees}/{'c0ffee' * 2}-tmp-0a1b2c3d4e5f/repo/src")),
+        (_seen(f"{trees}/{'c0ffee' * 6}abcd/repo/src"), _seen("/x/repo/src")),
         (_seen("(<Finder object at 0x7f3a2b1c>,)"), _seen("(<Finder object at 0x7e00ffee>,)")),
         (_seen(str((f"{trees}/witness-tmp-f54716f02c86", lib))[:80]),
          _seen(str((f"{trees}/cd72316676cb9e16794ff208ec072a524b1f", lib))[:80])),

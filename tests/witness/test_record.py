@@ -49,7 +49,7 @@ def test_record_an_older_revision_in_a_worktree(app_repo: GitRepo) -> None:
     assert out["witness"] == first and out["tests"] == 2  # the old revision's suite
     # The worktree manager's tree of that revision: cached (and pruned) like the band's and
     # attribution's, and no private or scratch folder left beside it.
-    cached = worktrees.path_for(app_repo.path, first).resolve()
+    cached = worktrees.tree_in(app_repo.path, worktrees.path_for(app_repo.path, first)).resolve()
     assert list(gitio.worktrees(app_repo.path)) == [app_repo.path.resolve(), cached]
     assert worktrees.cached(app_repo.path) == [first]
     assert not [p for p in worktrees.worktrees_dir(app_repo.path).iterdir() if "-tmp-" in p.name]
