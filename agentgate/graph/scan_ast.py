@@ -6,7 +6,9 @@ imports like any other. Anything else done with those two functions -- a compute
 computed package or fromlist, ``*args``, passing the function around -- is a
 ``dynamic-import`` escalation: the graph cannot tell what it loads. Only names bound from
 ``importlib`` / ``builtins`` count, so a project's own ``import_module`` helper (sympy has
-one) is an ordinary function. ``pytest_plugins = [...]`` is an import too (pytest performs it).
+one) is an ordinary function. ``pytest_plugins = [...]`` is an import too (pytest performs it),
+and so is ``pytest.importorskip("literal")``: a test that imports a module through it reaches
+that module (a computed name escalates like ``import_module``'s).
 """
 
 from __future__ import annotations
@@ -214,6 +216,8 @@ class _Bindings:
     builtins: set[str] = field(default_factory=set)
     import_module: set[str] = field(default_factory=set)
     dunder: set[str] = field(default_factory=lambda: {"__import__"})
+    pytest: set[str] = field(default_factory=set)  # ``import pytest`` (as another name)
+    importorskip: set[str] = field(default_factory=set)  # ``from pytest import importorskip``
     sys: set[str] = field(default_factory=lambda: {"sys"})  # ``import sys as _sys``
     sys_path: set[str] = field(default_factory=set)  # ``from sys import path``
     constants: dict[str, str] = field(default_factory=dict)  # module-level NAME = "text"
@@ -227,10 +231,15 @@ class _Bindings:
                 self._modules(alias.name).add(alias.asname)
             elif alias.name == "sys" and alias.asname:
                 self.sys.add(alias.asname)
+            elif alias.name == "pytest":
+                self.pytest.add(alias.asname or alias.name)
 
     def note_from(self, node: ast.ImportFrom) -> None:
         if not node.level and node.module == "sys":
             self.sys_path.update(a.asname or a.name for a in node.names if a.name == "path")
+        if not node.level and node.module in ("pytest", "_pytest.outcomes"):
+            self.importorskip.update(a.asname or a.name for a in node.names
+                                     if a.name == "importorskip")
         if node.level or node.module not in ("importlib", "builtins"):
             return
         for alias in node.names:
@@ -248,11 +257,15 @@ class _Bindings:
         if isinstance(node, ast.Name):
             if node.id in self.import_module:
                 return "import_module"
+            if node.id in self.importorskip:
+                return "importorskip"
             return "__import__" if node.id in self.dunder else None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             owner = node.value.id
             if node.attr == "import_module" and owner in self.importlib:
                 return "import_module"
+            if node.attr == "importorskip" and owner in self.pytest:
+                return "importorskip"
             if node.attr == "__import__" and owner in self.importlib | self.builtins:
                 return "__import__"
         return None
@@ -276,7 +289,8 @@ def _dynamic(
             imports.append(narrowed[0])
             out.append(("dynamic-prefix", narrowed[1]))
             continue
-        record = _import_module(call) if kind == "import_module" else _dunder_import(call)
+        record = (_import_module(call) if kind == "import_module" else
+                  _importorskip(call) if kind == "importorskip" else _dunder_import(call))
         if isinstance(record, str):
             imports.append(record)
         else:
@@ -288,7 +302,8 @@ def _dynamic(
 
 
 def _label(kind: str) -> str:
-    return "importlib.import_module" if kind == "import_module" else "__import__"
+    return {"import_module": "importlib.import_module",
+            "importorskip": "pytest.importorskip"}.get(kind, "__import__")
 
 
 def _arg(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
@@ -337,6 +352,15 @@ def _import_module(call: ast.Call) -> str | tuple[str, str]:
         where = f"import_module({name!r}, {package!r})"
         return "unresolved-import", f"{where} goes above its package at line {call.lineno}"
     return f"{bits[0]}.{rest}" if rest else bits[0]
+
+
+def _importorskip(call: ast.Call) -> str | tuple[str, str]:
+    """``pytest.importorskip(modname, ...)``: an absolute import of ``modname``."""
+    name_expr = _arg(call, 0, "modname")
+    name = _literal(name_expr)
+    if _unpacked(call) or name is None or name.startswith("."):
+        return _computed(call, "importorskip", "name", name_expr)
+    return name
 
 
 def _dunder_import(call: ast.Call) -> str | tuple[str, str]:

@@ -125,6 +125,28 @@ def test_importlib_literal_and_relative_with_package() -> None:
     assert scan.escalations == ()
 
 
+def test_importorskip_is_an_import() -> None:
+    """Red-team: ``pytest.importorskip("app.flags")`` was no edge, so a patch to
+    ``app/flags.py`` selected none of the tests that reach it only that way (the test ran at
+    no push at all). A literal name is an import, under any binding of pytest or of the
+    function; a computed one escalates, as ``import_module``'s does."""
+    scan = _scan(
+        """
+        import pytest
+        import pytest as pt
+        from pytest import importorskip as need
+        pytest.importorskip("app.flags")
+        pt.importorskip("app.extra", minversion="1")
+        need(modname="app.other")
+        """
+    )
+    assert {"app.flags", "app.extra", "app.other"} <= set(scan.imports)
+    assert scan.escalations == ()
+    computed = _scan("import pytest\npytest.importorskip(name)\n")
+    assert [e[0] for e in computed.escalations] == ["dynamic-import"]
+    assert "pytest.importorskip(name) with a computed name" in computed.escalations[0][1]
+
+
 def test_dunder_import_literal_with_fromlist_and_level() -> None:
     scan = _scan(
         """
@@ -346,6 +368,7 @@ INDIRECT = {
     "vars-builtins": "import builtins\n\nLOAD = vars(builtins)['__import__']\n",
     "dunder-builtins": "LOAD = __builtins__.__dict__['__import__']\n",
     "pydoc": "import pydoc\n\nF = pydoc.locate('app.core.f')\n",
+    "importorskip": "import pytest\n\nflags = pytest.importorskip('app.flags')\n",
 }
 
 
