@@ -39,9 +39,20 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
     """The base oracle after the band, its reasons and notes added to ``result``; nothing
     without a base (the whole suite ran and there is no base form to judge by).
     ``vouched``: the base tests a witness left out of the band."""
-    found = judge_range(root, checked, selection, report, vouched) if base_given else None
+    if not base_given:
+        return None
+    found = judge_range(root, checked, selection, report, vouched)
+    asked = skipped_by_code_candidates(root, checked, report, found)
+    ok = accepted(root, checked) if found is not None or asked else frozenset()
     if found is not None:
-        more, notes = reasons(found, policy(checked), accepted(root, checked))
+        # A suppression the base itself ran is no harmless one: ``skipped_by_code`` says it.
+        shown = dataclasses.replace(found, suppressed=tuple(
+            j for j in found.suppressed if j.oracle not in _SKIPS or j.nodeid not in asked))
+        more, notes = reasons(shown, policy(checked), ok)
+        result.reasons += more
+        result.notes += notes
+    if asked:
+        more, notes = skipped_by_code(root, checked, asked, ok)
         result.reasons += more
         result.notes += notes
     return found
@@ -272,6 +283,65 @@ def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str
         return None if data is None else data.decode("utf-8", errors="surrogateescape")
 
     return {p: (text(c.old_blob), text(c.new_blob)) for c in wanted for p in c.paths}
+
+
+# --- skipped by the patch's code -------------------------------------------------------------
+
+_SKIPS = ("skipped", "xfailed")
+
+
+def skipped_by_code_candidates(root: Path, checked: RangeCheck, report: BandReport,
+                               found: OracleReport | None) -> list[str]:
+    """The base tests head skipped or xfailed that nothing else judges: their base form is
+    what head ran (or is itself skipped on head's code, by the oracle), so the skip came from
+    code under test or the harness -- a ``skipif`` on what the code says, an ``xfail``
+    condition, ``importorskip`` of a module the patch broke. As the base names them; those a
+    witness recorded at the base saw skipped (with their definition unchanged) are none."""
+    head = suppress.merged(d for label, d in report.seen.items() if label != "shadow")
+    back = {new: old for old, new in _renames(checked.changes).items() if new}
+    judged = {j.nodeid: j.oracle for j in (found.suppressed if found else ())}
+    asked: list[str] = []
+    for nodeid, entry in sorted(head["tests"].items()):
+        if entry.get("reported") not in _SKIPS or entry.get("hidden_by"):
+            continue  # ran, or a skip code under test raised: the band failed it already
+        path, sep, rest = nodeid.partition("::")
+        base_id = back.get(path, path) + sep + rest
+        if judged.get(base_id, "skipped") in _SKIPS:
+            asked.append(base_id)
+    asked += [n for n, o in judged.items() if o in _SKIPS and n not in asked]
+    if not asked:
+        return []
+    files = tuple(sorted({n.split("::", 1)[0] for n in asked}))
+    _, skipped = recorded_base(root, checked.merge_base, files)
+    if skipped:
+        kept = _skips_kept(skipped, _edited(checked.changes), _texts(root, checked.changes))
+        asked = [n for n in asked if n not in kept]
+    return asked
+
+
+def skipped_by_code(root: Path, checked: RangeCheck, asked: list[str], ok: frozenset[str]
+                    ) -> tuple[list[Reason], list[str]]:
+    """``asked`` run on the base itself: one the base ran to a pass or a failure that head
+    skips blocks (4) as ``skipped-by-code``, unless accepted (a note); one the base skips or
+    xfails too is nothing to say (platform skips would fill the report)."""
+    at_base = oracle.outcomes_at_base(root, checked.config, checked.merge_base, asked)
+    if at_base.problem:
+        return [Reason("base-oracle-incomplete", Verdict.FAILED, at_base.problem)], []
+    ran = [n for n in asked if at_base.outcomes.get(n) in ("passed", "failed")]
+    notes = [f"accepted in {trust.ACCEPTED_FILE}: {n} (skipped at head, "
+             f"{at_base.outcomes[n]} on the base)" for n in ran if n in ok]
+    out: list[Reason] = []
+    for test, ids in _by_test(n for n in ran if n not in ok).items():
+        what = (f"{ids[0]} {at_base.outcomes[ids[0]]}" if len(ids) == 1 else
+                f"{test}: {len(ids)} cases ({ids_text(ids, 3)}) ran")
+        out.append(Reason(
+            "skipped-by-code", Verdict.BLOCKED,
+            f"{what} on the base and is skipped or xfailed at head, though its base form is "
+            "what ran: the patch's code or harness decides it skips (a skipif or xfail "
+            "condition on what the code says, importorskip of a module it broke). A human "
+            f"accepts it by listing it in {trust.ACCEPTED_FILE} in a commit of its own",
+            path=_file(test)))
+    return out, notes
 
 
 # --- reasons -----------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ this run does.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,8 +21,8 @@ from typing import Any
 
 from agentgate.core.config import Config
 from agentgate.core.paths import function_id
-from agentgate.git import overlay, worktrees
-from agentgate.run import band, session
+from agentgate.git import gitio, overlay, worktrees
+from agentgate.run import band, interp, session
 from agentgate.run import inventory as inventory_mod
 from agentgate.run import suppress as judge
 from agentgate.run.suppress import Judged
@@ -207,3 +209,75 @@ def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str]
 
 # Which stranger stands for an unstable base id: a failure first.
 _RANK = {"failed": 0, "skipped": 1, "xfailed": 2, "passed": 3}
+
+
+# --- the base's own outcomes ---------------------------------------------------------------
+
+_AT_BASE_FORMAT = 1
+ONLY_OPTION = "--agentgate-only"  # as run/outcomes.py defines it (not imported: pytest)
+
+
+@dataclass(frozen=True)
+class AtBase:
+    outcomes: Mapping[str, str]  # node id -> passed, failed, skipped or xfailed on the base
+    problem: str = ""  # the run did not finish: nothing is known
+    ran: bool = False  # a run was made (not all from the cache)
+    run: band.RunResult | None = None
+
+
+def outcomes_at_base(root: Path, config: Config, merge_base: str, nodeids: Iterable[str]
+                     ) -> AtBase:
+    """What the base itself (its code, tests and harness) does with each of ``nodeids``, run
+    in a temporary worktree of the base as the band runs; an id the base does not collect is
+    absent. Cached per base tree and interpreter under ``.git/agentgate/inventory/``: an id
+    asked once is not run again for pushes on the same base."""
+    wanted = sorted(set(nodeids))
+    path = _at_base_path(root, config, merge_base)
+    known = _read_at_base(path)
+    missing = [n for n in wanted if n not in known]
+    if not missing:
+        return AtBase({n: known[n] for n in wanted if known[n]})
+    files = sorted({n.split("::", 1)[0] for n in missing})
+    with worktrees.temporary_worktree(root, merge_base) as tree, \
+            session.runner(root, config, tree, "base-run") as runner:
+        listed = runner.workdir / "only.txt"
+        listed.write_text("\n".join(missing) + "\n", encoding="utf-8")
+        result, data = session.run_nodes(
+            runner, "base-run", (f"{ONLY_OPTION}={listed}", *_args(files)))
+    if data is None or not data.get("finished"):
+        return AtBase({}, f"the run of the base's own tests did not finish (exit "
+                          f"{result.exit_code}): {judge.failure_line('', result.output_tail)}",
+                      ran=True, run=result)
+    tests = data.get("tests") or {}
+    for nodeid in missing:  # "" : the base does not have it
+        known[nodeid] = judge.oracle_outcome(nodeid, data) if nodeid in tests else ""
+    _write_at_base(path, known)
+    return AtBase({n: known[n] for n in wanted if known[n]}, ran=True, run=result)
+
+
+def _at_base_path(root: Path, config: Config, merge_base: str) -> Path:
+    tree = gitio.resolve(root, merge_base, what="merge-base", peel="tree")
+    python = interp.project_python(root, config)
+    key = hashlib.sha256(f"{tree}\0{python}".encode("utf-8", "surrogateescape"))
+    return gitio.state_dir(root) / "inventory" / f"at-base-{key.hexdigest()[:32]}.json"
+
+
+def _read_at_base(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _AT_BASE_FORMAT:
+        return {}
+    found = data.get("outcomes")
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): str(v) for k, v in found.items()}
+
+
+def _write_at_base(path: Path, known: Mapping[str, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"format": _AT_BASE_FORMAT, "outcomes": dict(known)}),
+                   encoding="utf-8")
+    tmp.replace(path)

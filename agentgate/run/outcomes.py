@@ -40,6 +40,9 @@ PROGRESS_OPTION = "--agentgate-progress"
 # The state leaks alone, without the outcomes (``witness record``: the rest costs a recording
 # 0.4 s on Markdown's 1,081 tests).
 LEAKS_OPTION = "--agentgate-leaks"
+# Run only the node ids listed in PATH (one a line) of what the arguments collect: an id the
+# tree does not have is simply absent, where naming it as an argument would end the run.
+ONLY_OPTION = "--agentgate-only"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -255,9 +258,26 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="agentgate: write the process state each test left changed to PATH (JSON)",
     )
     parser.getgroup("agentgate").addoption(
+        ONLY_OPTION, dest="agentgate_only", default=None, metavar="PATH",
+        help="agentgate: of the collected tests, run only the node ids listed in PATH",
+    )
+    parser.getgroup("agentgate").addoption(
         PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
         help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    path = config.getoption("agentgate_only", None)
+    if not path:
+        return
+    with open(path, encoding="utf-8") as fh:
+        wanted = set(fh.read().splitlines())
+    drop = [item for item in items if item.nodeid not in wanted]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if item.nodeid in wanted]
 
 
 def pytest_configure(config: pytest.Config) -> None:

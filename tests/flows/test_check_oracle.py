@@ -598,3 +598,84 @@ def test_a_changed_test_module_another_test_file_imports_is_its_helper(
     assert data["exit_code"] == code, data["reasons"]
     if code:
         assert SHOUT in reason(data, "rewritten-test")["detail"]
+
+
+# --- a skip the patch's code decides (no test file touched) -----------------------------------
+
+FLAGS = "ON = True\n\ndef value():\n    return 1\n"
+FLAGGED = "tests/test_flagged.py::test_flagged"
+SKIPIF_ON_CODE = ("import pytest\n\nfrom app import flags\n\n"
+                  "@pytest.mark.skipif(not flags.ON, reason='feature off')\n"
+                  "def test_flagged():\n    assert flags.value() == 1\n")
+XFAIL_ON_CODE = SKIPIF_ON_CODE.replace("skipif(", "xfail(")
+IMPORTORSKIP = ("import pytest\n\ndef test_flagged():\n"
+                "    flags = pytest.importorskip('app.flags')\n    assert flags.value() == 1\n")
+MODULE_IMPORTORSKIP = ("import pytest\n\nflags = pytest.importorskip('app.flags')\n\n"
+                       "def test_flagged():\n    assert flags.value() == 1\n")
+BROKEN_FLAGS = "ON = True\n\ndef value():\n    return 2\n"
+
+
+UNIMPORTABLE = "import a_module_nobody_has\n" + BROKEN_FLAGS
+
+
+@pytest.mark.parametrize(("test_text", "head", "code"), [
+    (SKIPIF_ON_CODE, BROKEN_FLAGS.replace("True", "False"), "skipped-by-code"),
+    (XFAIL_ON_CODE, BROKEN_FLAGS.replace("True", "False"), "skipped-by-code"),
+    (IMPORTORSKIP, UNIMPORTABLE, "skipped-by-code"),
+    (MODULE_IMPORTORSKIP, UNIMPORTABLE, "suppressed-failure"),  # not collected at head
+], ids=["skipif", "xfail-condition", "importorskip", "module-importorskip"])
+def test_code_that_makes_an_untouched_test_skip_itself_blocks(
+    chain: GitRepo, test_text: str, head: str, code: str,
+) -> None:
+    """Red-team: the patch breaks ``value`` and, in the same module, turns off what the
+    base's test checks for (a flag its ``skipif`` reads, the condition of an ``xfail``, the
+    module ``importorskip`` imports). No test file is touched; the test reports skipped (or
+    xfailed) and the band ran green. The base ran it: ``skipped-by-code`` blocks (a test
+    module ``importorskip`` skips whole is not collected: its base form fails)."""
+    commit(chain, {"app/flags.py": FLAGS, "tests/test_flagged.py": test_text}, "flagged test")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/flags.py": head}, "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 4, data["reasons"]
+    assert code in codes(data)
+    found = reason(data, code)
+    assert found["path"] == "tests/test_flagged.py"
+    if code == "skipped-by-code":
+        assert codes(data) == [code]
+        assert found["detail"].startswith(
+            f"{FLAGGED} passed on the base and is skipped or xfailed")
+
+
+def test_a_test_the_base_skips_too_is_no_skip_by_code_and_its_base_run_is_cached(
+    chain: GitRepo,
+) -> None:
+    """The twin: the flag was off at the base already (a platform skip, a feature not yet
+    on); the patch changes other code. Nothing blocks, and the base's own run of the skipped
+    test is made once per base: a second check on it runs nothing at the base."""
+    off = FLAGS.replace("True", "False")
+    commit(chain, {"app/flags.py": off, "tests/test_flagged.py": SKIPIF_ON_CODE}, "flagged test")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/flags.py": off.replace("False", "False  # not yet")}, "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    cached = list((chain.path / ".git" / "agentgate" / "inventory").glob("at-base-*.json"))
+    assert len(cached) == 1 and FLAGGED in cached[0].read_text(encoding="utf-8")
+    made = cached[0].stat().st_mtime_ns
+    assert check_json(chain)["exit_code"] == 0
+    assert cached[0].stat().st_mtime_ns == made
+
+
+def test_a_human_acceptance_lets_a_skip_by_code_through(chain: GitRepo) -> None:
+    """A feature the patch retires on purpose: a human lists the test in
+    ``.agentgate/accepted`` in a commit of its own; the check passes and says so."""
+    commit(chain, {"app/flags.py": FLAGS, "tests/test_flagged.py": SKIPIF_ON_CODE},
+           "flagged test")
+    chain.git("tag", "-f", "base")
+    chain.files({"app/flags.py": FLAGS.replace("True", "False")})
+    chain.commit("agent change", author=AGENT)
+    commit(chain, {".agentgate/accepted": f"{FLAGGED}  # the feature is retired\n"},
+           "accept the retired feature's test")
+    data = check_json(chain)
+    assert data["exit_code"] == 0, data["reasons"]
+    assert (f"accepted in .agentgate/accepted: {FLAGGED} (skipped at head, passed on the "
+            "base)") in data["notes"]
