@@ -300,23 +300,40 @@ def skipped_by_code_candidates(root: Path, checked: RangeCheck, report: BandRepo
     head = suppress.merged(d for label, d in report.seen.items() if label != "shadow")
     back = {new: old for old, new in _renames(checked.changes).items() if new}
     judged = {j.nodeid: j.oracle for j in (found.suppressed if found else ())}
-    asked: list[str] = []
+    skips: list[str] = []
     for nodeid, entry in sorted(head["tests"].items()):
         if entry.get("reported") not in _SKIPS or entry.get("hidden_by"):
             continue  # ran, or a skip code under test raised: the band failed it already
         path, sep, rest = nodeid.partition("::")
         base_id = back.get(path, path) + sep + rest
-        if judged.get(base_id, "skipped") in _SKIPS:
-            asked.append(base_id)
-    asked += [n for n, o in judged.items() if o in _SKIPS and n not in asked]
+        if base_id not in judged:
+            skips.append(base_id)
+    # The oracle judges a test whose definition the patch changed (a marker it wrote), by its
+    # base form on head's code; a base form that skips there is asked too.
+    edited = _edited(checked.changes)
+    texts = _texts(root, checked.changes) if edited & {n.split("::", 1)[0] for n in skips} \
+        else {}
+    asked = [n for n in skips if _unchanged_definition(n, edited, texts)]
+    asked += [n for n, o in judged.items() if o in _SKIPS]
     if not asked:
         return []
     files = tuple(sorted({n.split("::", 1)[0] for n in asked}))
     _, skipped = recorded_base(root, checked.merge_base, files)
     if skipped:
-        kept = _skips_kept(skipped, _edited(checked.changes), _texts(root, checked.changes))
+        kept = _skips_kept(skipped, edited, texts or _texts(root, checked.changes))
         asked = [n for n in asked if n not in kept]
-    return asked
+    return sorted(set(asked))
+
+
+def _unchanged_definition(nodeid: str, edited: frozenset[str],
+                          texts: dict[str, tuple[str | None, str | None]]) -> bool:
+    """Whether the base's test is as head has it: its file unedited, or its own definition
+    and the file's other top-level code unchanged."""
+    path, _, rest = nodeid.partition("::")
+    if path not in edited:
+        return True
+    changed = _changed_definitions(*texts.get(path, (None, None)))
+    return changed is not None and rest.split("::", 1)[0].split("[", 1)[0] not in changed
 
 
 def skipped_by_code(root: Path, checked: RangeCheck, asked: list[str], ok: frozenset[str]
