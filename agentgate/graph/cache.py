@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 16  # bump when raw records or layouts change meaning (16: pytest.importorskip)
+VERSION = 17  # bump when raw records or layouts change meaning (17: patch targets)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

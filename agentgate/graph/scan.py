@@ -52,7 +52,7 @@ _KEYWORD_RE = re.compile(r"\b(?:import|from)\b")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins", "runpy", "pkgutil",
-                  "importorskip")
+                  "importorskip", "patch", "setattr(", "delattr(", "DocTestSuite")
 # the other loaders (graph.scan_loaders) and exec/compile called as builtins
 _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file_location|"
                            r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b"

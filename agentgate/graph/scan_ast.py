@@ -86,6 +86,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
+        imports += _named_targets(calls)
         reached, unknown = indirect(calls, refs, subscripts, import_nodes, lists, assigns,
                                     tree)
         imports += reached
@@ -151,6 +152,40 @@ def _executed(calls: list[ast.Call], depth: int, imports: list[str], out: Escala
         # ``eval("__import__('app.core')")``: an expression (red-team)
         _scan_text(text, f"{call.func.id}()", call.lineno, depth, imports, out,
                    "eval" if call.func.id == "eval" else "exec")
+
+
+# Calls that import the module a dotted string names: ``mock.patch("app.calc.mul")`` (and
+# ``patch.dict``/``patch.multiple``, ``mocker.patch``), ``monkeypatch.setattr("app.calc.mul",
+# v)`` / ``delattr``: each imports ``app.calc`` to reach ``mul``; ``DocTestSuite("app.calc")``
+# imports the module itself. A test that imports only ``app`` and patches ``app.calc.mul``
+# reaches ``app/calc.py`` through the string (red-team).
+_TARGET_CALLS = frozenset({"patch", "setattr", "delattr"})
+_PATCH_PARTS = frozenset({"dict", "multiple"})
+_MODULE_CALLS = frozenset({"DocTestSuite"})
+
+
+def _named_targets(calls: list[ast.Call]) -> list[str]:
+    found = []
+    for call in calls:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in _PATCH_PARTS and isinstance(func, ast.Attribute) and isinstance(
+                func.value, ast.Attribute | ast.Name) and _last_name(func.value) == "patch":
+            name = "patch"
+        text = _literal(call.args[0]) if call.args else None
+        if text is None or not _DOTTED_NAME.fullmatch(text):
+            continue
+        if name in _MODULE_CALLS:
+            found.append(text)
+        elif name in _TARGET_CALLS and "." in text and (
+                name == "patch" or isinstance(func, ast.Attribute)):
+            module, _, attr = text.rpartition(".")
+            found.append(f"{module}:{attr}")
+    return found
+
+
+def _last_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 def _constants(tree: ast.AST) -> dict[str, str]:

@@ -148,6 +148,12 @@ REACHES = {
     "eval-import": "def run():\n    return eval(\"__import__('app.core', fromlist=['one'])\")\n",
     "pydoc-locate": "import pydoc\n\ndef run():\n    return pydoc.locate('app.core.one')()\n",
     "sys-modules": "import sys\n\ndef run():\n    return sys.modules['app.core'].one()\n",
+    "importorskip": "import pytest\n\ndef run():\n"
+    "    return pytest.importorskip('app.core').one()\n",
+    "mock-patch": "import app\nfrom unittest import mock\n\ndef run():\n"
+    "    with mock.patch('app.core.helper', create=True):\n        return app.core.one()\n",
+    "monkeypatch": "import app\n\ndef run(monkeypatch):\n"
+    "    monkeypatch.setattr('app.core.helper', 1, raising=False)\n    return app.core.one()\n",
 }
 # Ways it may load any module at all: the loading file depends on everything.
 ANYTHING = {

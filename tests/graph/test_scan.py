@@ -147,6 +147,38 @@ def test_importorskip_is_an_import() -> None:
     assert "pytest.importorskip(name) with a computed name" in computed.escalations[0][1]
 
 
+def test_a_dotted_target_a_patch_imports_is_an_import() -> None:
+    """Red-team: a test that imports ``app`` and patches ``"app.calc.mul"`` reaches
+    ``app/calc.py`` only through the string (mock imports it to find ``mul``); a change there
+    selected no test. The patch family, pytest-mock's ``mocker``, ``monkeypatch.setattr`` and
+    ``delattr`` with a dotted string, and ``DocTestSuite("app.doc")`` name what they import;
+    ``patch.object`` and a two-argument ``setattr`` name no module."""
+    scan = _scan(
+        """
+        import doctest
+        from unittest import mock
+        from unittest.mock import patch
+
+        def test(monkeypatch, mocker, obj):
+            with mock.patch("app.calc.mul", return_value=0):
+                pass
+            patch("app.a.b")
+            mock.patch.dict("app.conf.SETTINGS", {})
+            mock.patch.multiple("app.multi", x=1)
+            mocker.patch("app.m.f")
+            monkeypatch.setattr("app.s.t", 1)
+            monkeypatch.delattr("app.d.e")
+            doctest.DocTestSuite("app.doc")
+            monkeypatch.setattr(obj, "name", 1)
+            mock.patch.object(obj, "calc")
+        """
+    )
+    assert set(scan.imports) - {"doctest", "unittest:mock", "unittest.mock:patch"} == {
+        "app.calc:mul", "app.a:b", "app.conf:SETTINGS", "app:multi", "app.m:f", "app.s:t",
+        "app.d:e", "app.doc"}
+    assert scan.escalations == ()
+
+
 def test_dunder_import_literal_with_fromlist_and_level() -> None:
     scan = _scan(
         """
@@ -369,6 +401,9 @@ INDIRECT = {
     "dunder-builtins": "LOAD = __builtins__.__dict__['__import__']\n",
     "pydoc": "import pydoc\n\nF = pydoc.locate('app.core.f')\n",
     "importorskip": "import pytest\n\nflags = pytest.importorskip('app.flags')\n",
+    "mock-patch": "import app\nfrom unittest import mock\n\n\ndef t():\n"
+                  "    with mock.patch('app.calc.mul'):\n        pass\n",
+    "monkeypatch-setattr": "def t(monkeypatch):\n    monkeypatch.setattr('app.calc.mul', 1)\n",
 }
 
 
