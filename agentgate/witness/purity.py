@@ -34,7 +34,7 @@ _PURE_MODULES = (
 # Of modules that also write files or change global state (decimal.setcontext,
 # operator.setitem, Path.write_text): only what makes a value.
 _PURE_CALLABLES = frozenset({
-    "decimal.Decimal", "operator.itemgetter", "operator.attrgetter", "operator.methodcaller",
+    "decimal.Decimal", "operator.itemgetter", "operator.attrgetter",
     "pathlib.Path", "pathlib.PurePath", "pathlib.PurePosixPath", "pathlib.PureWindowsPath",
     "contextlib.contextmanager", "contextlib.asynccontextmanager", "contextlib.suppress",
     "logging.getLogger", "os.getenv", "os.environ.get", "os.fspath", "os.fsencode",
@@ -67,6 +67,17 @@ _PURE_METHODS = frozenset({
     "from_bytes", "hex", "fromhex", "bit_length", "isoformat", "strftime", "total_seconds",
     "isdigit", "isalpha", "isalnum", "isidentifier", "isupper", "islower", "isspace",
 })
+# Methods that change the object they are bound to: one named as a value (not called there)
+# is handed to something that may call it (``list(map(SIGNS.append, [-1]))``, red-team).
+_MUTATORS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+    "discard", "popitem", "sort", "reverse", "appendleft", "extendleft", "popleft", "rotate",
+    "write", "writelines", "send", "put", "put_nowait", "register", "set", "setattr",
+    "__setitem__", "__delitem__", "__setattr__", "__delattr__", "__iadd__", "__ior__",
+    "__isub__", "__iand__", "__ixor__", "__imul__", "__call__", "__init__",
+})
+# Callables whose result may be called as pure: they read, never write.
+_PURE_FACTORIES = frozenset({"operator.itemgetter", "operator.attrgetter"})
 # Methods that run code of a class when it is made, its attributes set or read, or it is
 # dropped: a class defining one is not judged a side-effect-free constructor.
 _MAKING_HOOKS = frozenset({"__new__", "__setattr__", "__getattr__", "__getattribute__",
@@ -324,15 +335,23 @@ class Purity:
         if node is None:
             return True
         # In a function body a lambda may be called there and then (``sorted(key=...)``).
-        for child in ast.walk(node) if self._mine else _runs_now(node):
+        nodes = list(ast.walk(node) if self._mine else _runs_now(node))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        for child in nodes:
             if isinstance(child, ast.Call) and not self.call(child):
                 return False
             if isinstance(child, ast.Await | ast.Yield | ast.YieldFrom) and not self._mine:
                 return False
+            if (isinstance(child, ast.Attribute) and id(child) not in called
+                    and child.attr in _MUTATORS and not (
+                        self._mine and self._made_here(child.value))):
+                return False  # a bound method that changes its object, handed on
         return True
 
     def call(self, call: ast.Call) -> bool:
         func = call.func
+        if any(self._handed_getattr(a) for a in (*call.args, *(k.value for k in call.keywords))):
+            return False  # a method found by a computed name, handed to what may call it
         if self.callee(func):
             return True
         if not isinstance(func, ast.Attribute):
@@ -342,12 +361,15 @@ class Purity:
         # A method of a value (str, bytes, a compiled pattern, a container) that computes.
         return func.attr in _PURE_METHODS and not self.project_value(func.value)
 
+    def _handed_getattr(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and self.target(node.func) == "builtins.getattr"
+                and not _plain_getattr(node))
+
     def callee(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
-            inner = node.func
-            if self.target(inner) is None and not isinstance(inner, ast.Call):
-                return False  # what a project callable returned: anything
-            return self.call(node)
+            # What a call returned, called: only a reader's (``itemgetter("k")(d)``); a
+            # ``getattr(SIGNS, "append")`` or a project callable hands back anything.
+            return self.target(node.func) in _PURE_FACTORIES and self.call(node)
         found = self.target(node)
         if found is None:
             return self._collect(node)
@@ -482,16 +504,29 @@ def _made(node: ast.expr, new: Callable[[ast.expr], bool]) -> tuple[bool, bool]:
 
 
 def _runs_now(node: ast.AST) -> Iterable[ast.AST]:
-    """An expression's nodes but a lambda's body (it runs when called)."""
+    """An expression's nodes but a lambda's body (it runs when called), unless the lambda is
+    handed to a call, which may call it there and then (``sorted(xs, key=lambda v: ...)``,
+    ``map(lambda v: SIGNS.append(v), ...)``)."""
     stack = [node]
+    handed: set[int] = set()
     while stack:
         current = stack.pop()
         yield current
-        if isinstance(current, ast.Lambda):
+        if isinstance(current, ast.Call):
+            handed.update(id(a) for a in (*current.args, *(k.value for k in current.keywords))
+                          if isinstance(a, ast.Lambda))
+        if isinstance(current, ast.Lambda) and id(current) not in handed:
             stack += [*current.args.defaults,
                       *(d for d in current.args.kw_defaults if d is not None)]
         else:
             stack += ast.iter_child_nodes(current)
+
+
+def _plain_getattr(call: ast.Call) -> bool:
+    """``getattr(obj, "name"[, default])`` with a literal name that changes nothing."""
+    name = call.args[1] if len(call.args) > 1 else None
+    return (isinstance(name, ast.Constant) and isinstance(name.value, str)
+            and name.value not in _MUTATORS and not call.keywords)
 
 
 def may_raise(stmt: ast.stmt) -> bool:

@@ -874,3 +874,42 @@ def test_names_a_standard_library_module_or_a_scope_lists_are_no_class_attribute
     assert "app/checker.py" not in found.rebound.names
     # The twin: a name computed on the project's class may read the changed attribute.
     assert found.rebound.names["app/picker.py"] == {"PICKED"}
+
+
+# A function that looks as if it only computes, yet changes a module's list (red-team: the
+# witness skipped the test that reads ``SIGNS`` when ``__version__ = _version()`` gained one).
+HIDDEN = ("import functools\nimport operator\n\nSIGNS = [1]\n\n\n"
+          "def _map():\n    list(map(SIGNS.append, [-1]))\n    return 1\n\n\n"
+          "def _getattr():\n    getattr(SIGNS, 'app' + 'end')(-1)\n    return 1\n\n\n"
+          "def _getattr_literal():\n    getattr(SIGNS, 'append')(-1)\n    return 1\n\n\n"
+          "def _getattr_handed():\n    list(map(getattr(SIGNS, 'app' + 'end'), [-1]))\n"
+          "    return 1\n\n\n"
+          "def _methodcaller():\n    operator.methodcaller('append', -1)(SIGNS)\n    return 1\n\n\n"
+          "def _partial():\n    functools.partial(SIGNS.append, -1)()\n    return 1\n\n\n"
+          "def _reads():\n    out = []\n    name = 'real'\n"
+          "    list(map(out.append, [getattr(SIGNS, 'real', 1), getattr(SIGNS, name, 0)]))\n"
+          "    return operator.itemgetter(0)(sorted(SIGNS, key=abs)) + len(out)\n")
+
+
+def test_a_bound_method_or_a_computed_getattr_handed_on_is_not_pure() -> None:
+    """Each hidden store: a mutating method of a global passed as a value, a ``getattr``
+    whose name is computed (or names one), what a call returned called; the twin fills its
+    own list, reads with ``getattr`` and calls what ``itemgetter`` made."""
+    names = ["_map", "_getattr", "_getattr_literal", "_getattr_handed", "_methodcaller",
+             "_partial", "_reads"]
+    assert bindings.pure_functions(HIDDEN.encode(), names) == {"_reads"}
+
+
+@pytest.mark.parametrize(("statement", "pure"), [
+    ("X = sorted([3, 1], key=lambda v: SIGNS.append(v) or v)", False),
+    ("X = list(map(lambda v: SIGNS.append(v), [1]))", False),
+    ("X = list(map(SIGNS.append, [1]))", False),
+    ("HANDLERS = {'x': lambda: SIGNS.append(1)}", True),  # made, not run
+    ("X = sorted([3, 1], key=lambda v: -v)", True),
+])
+def test_a_lambda_handed_to_a_call_at_import_runs_then(statement: str, pure: bool) -> None:
+    """At import, a lambda's body runs when something calls it: a lambda handed to a call
+    may run there and then; one only stored does not."""
+    module = bindings.analyse(f"SIGNS = []\n{statement}\n".encode())
+    assert module is not None
+    assert module.statements[1].pure is pure
