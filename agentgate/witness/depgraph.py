@@ -23,6 +23,11 @@ COLLECT = "c"
 CACHED = "k:"  # a cached function's one entry, computed once (``recorder.cache_miss``)
 NOT_PASSED = "did not pass when recorded"
 PRELOADED = "imported before recording started"
+# Code that asks whether a tracer runs (``sys.gettrace()``, ``sys.monitoring``, coverage in
+# ``sys.modules``) may take another path while recording than in any other run: what the
+# recording saw it run does not say what it runs (red-team: ``_traced_add if
+# sys.gettrace() else _plain_add``, and a patch to ``_plain_add`` skipped the test).
+READS_TRACER = "its code asks whether a tracer runs"
 # Every test is under the root conftest: what its import ran (its module code, the modules it
 # imported, by a computed name too) counts for every test, like collection itself. Collection
 # imports are otherwise the files' own nodes (issue 12: a root conftest's computed import is a
@@ -109,6 +114,7 @@ class _Builder:
     raw: dict[str, Any]
     tracked: Callable[[str], bool]  # executed code counts only in files git tracks
     data_ok: Callable[[str], bool]  # opened paths: tracked, or absent (a patch may add it)
+    reads_tracer: Callable[[str], bool] = lambda _path: False  # ``READS_TRACER``
     nodes: dict[str, Node] = field(default_factory=dict)
     quiet: list[str] = field(default_factory=list)
 
@@ -199,6 +205,8 @@ class _Builder:
         deps.update(self.imported_by(path, [MODULE]))
         if path in preloaded and not contexts and "preloaded_blocks" not in self.raw:
             flags[PRELOADED] = path  # a recording from before preloaded modules were charged
+        if self.reads_tracer(path):
+            flags[READS_TRACER] = path  # every test that ran or imported it is incomplete
         deps.discard(file_key(path))
         return Node(file_key(path), frozenset(units), frozenset(deps), tuple(sorted(flags.items())))
 
@@ -270,9 +278,11 @@ def build(
     tracked: Callable[[str], bool],
     data_ok: Callable[[str], bool],
     env: str = "",
+    reads_tracer: Callable[[str], bool] = lambda _path: False,
 ) -> Witness:
-    """The witness of one recording at revision ``sha``."""
-    builder = _Builder(raw, tracked, data_ok)
+    """The witness of one recording at revision ``sha``; ``reads_tracer``: whether a file's
+    code asks whether a tracer runs (``READS_TRACER``)."""
+    builder = _Builder(raw, tracked, data_ok, reads_tracer)
     builder.file_nodes()
     builder.other_nodes()
     tests = {n: builder.test_entry(n, info) for n, info in raw["tests"].items()}

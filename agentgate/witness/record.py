@@ -13,8 +13,10 @@ start-up runs of the repository is seen, and charged to every test.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -283,7 +285,24 @@ def build(root: Path, raw: dict[str, Any], *, sha: str, tree: Path, python: str,
         tracked=tracked.__contains__,
         data_ok=lambda p: p in tracked or not (tree / p).exists(),
         env=env_fingerprint(python) if env is None else env,
+        reads_tracer=functools.cache(lambda p: p in tracked and reads_tracer(tree / p)),
     )
+
+
+# ``sys.gettrace()``/``getprofile()`` (also ``threading``'s), ``sys.monitoring``, coverage
+# looked up by name or its variables: code that may behave otherwise while recording.
+_TRACER = re.compile(rb"\bget(?:trace|profile)\b|\bmonitoring\.get_tool\b|"
+                     rb"\bsys\.monitoring\b|[\"']coverage[\"']|\bCOVERAGE_[A-Z_]+")
+
+
+def reads_tracer(path: Path) -> bool:
+    """Whether a Python file's text asks whether a tracer runs (``graph.READS_TRACER``)."""
+    if path.suffix != ".py":
+        return False
+    try:
+        return _TRACER.search(path.read_bytes()) is not None
+    except OSError:
+        return False
 
 
 def env_fingerprint(python: str) -> str:
