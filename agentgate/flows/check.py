@@ -125,6 +125,19 @@ def _doctests(root: Path, head: str, head_pytest: Mapping[str, str | None]) -> f
                                         for g in options.globs)))
 
 
+def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
+    """The changed files an ``inert`` pattern matches, each with the Python files at head
+    whose text names it (its file name): one ``git grep`` per such file, none for a range
+    that changes no doc."""
+    found: dict[str, tuple[str, ...]] = {}
+    for path in sorted({p for c in checked.changes for p in c.paths}):
+        if not path.endswith(".py") and planner.inert(checked.config, path):
+            name = posixpath.basename(path)
+            found[path] = tuple(sorted(gitio.files_matching(
+                root, checked.head, name, ("*.py",), fixed=True)))
+    return found
+
+
 def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | None = None) -> Result:
     # confirm_env=False: plan executes nothing from the branch (issue 11), not even the
     # interpreter the witness gate would fingerprint; check confirms it before the band.
@@ -150,6 +163,7 @@ def plan_range(root: Path, base: str | None, head: str, *, confirm_env: bool = T
         pytest_changed=_pytest_changed(texts),
         markers=tuple(_added_markers(config, texts, planner_pytest.python_files(head_pytest))),
         doctests=_doctests(root, checked.head, head_pytest),
+        named_by=_named_by(root, checked),
     )
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)

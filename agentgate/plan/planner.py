@@ -44,6 +44,9 @@ class PlanInput:
     # Files pytest collects doctests from at head (``--doctest-modules``: modules holding
     # ``>>>``; ``--doctest-glob``, ``test*.txt``: text files): tests like the test files.
     doctests: frozenset[str] = frozenset()
+    # Changed files an ``inert`` pattern matches -> the Python files at head that name them
+    # (their file name in the text): ``RATES.md`` read by ``app/tax.py`` is no doc.
+    named_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,11 +129,12 @@ def _seed(inp: PlanInput, graph: ImportGraph) -> _Impact:
     packages = _Packages(inp.config, graph)
     for change in inp.changes:
         for path in change.paths:
-            _seed_path(inp.config, packages, path, impact)
+            _seed_path(inp.config, packages, path, impact, inp.named_by.get(path, ()))
     return impact
 
 
-def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact) -> None:
+def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact,
+               named_by: tuple[str, ...] = ()) -> None:
     if posixpath.basename(path) == CONFTEST:
         impact.conftests.append(path)
         return
@@ -143,14 +147,26 @@ def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact) 
         # Package data: whatever imports the package (the graph gives every module an edge
         # to its parent packages, so importers of its submodules too) may read the file.
         impact.seeds.setdefault(package, path)
-    elif _agentgates(config, path) or any(
-            fnmatch.fnmatchcase(path, pattern) for pattern in config.inert):
+    elif _agentgates(config, path):
         impact.inert.append(path)
+    elif inert(config, path):
+        # A file the code names (``open(ROOT / "RATES.md")`` in app/tax.py) is read by that
+        # code, whatever its kind: the tests reaching those files run (red-team).
+        readers = [n for n in (module_name(config, f) for f in named_by) if n is not None]
+        for name in readers:
+            impact.seeds.setdefault(name, path)
+        if not readers:
+            impact.inert.append(path)
     else:
         # A file outside the packages (rates/vat.json read by app/tax.py): any code may
         # read it, so every test may (issue 12); a witness narrows this to the tests that
         # opened it.
         impact.test_data.append(path)
+
+
+def inert(config: Config, path: str) -> bool:
+    """Whether an ``inert`` pattern matches a changed file (a doc, Markdown, settings)."""
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in config.inert)
 
 
 def _agentgates(config: Config, path: str) -> bool:

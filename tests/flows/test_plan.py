@@ -141,6 +141,25 @@ def test_docs_change_impacts_nothing(chain: GitRepo) -> None:
     assert (data["tests"], data["exit_code"]) == ([], 0)
 
 
+def test_a_doc_the_code_names_is_read_by_it(chain: GitRepo) -> None:
+    """Red-team: ``app/pricing/rates.py`` reads ``RATES.md`` (Markdown, inert by default);
+    a patch flipping the value in it ran no test. A file the code names is that code's
+    data: the tests reaching the naming module run. Its twin: ``CHANGELOG.md``, named only
+    by ``docs/conf.py``, which no test reaches, still runs nothing."""
+    commit(chain, {"RATES.md": "0.2\n", "CHANGELOG.md": "- first\n",
+                   "app/pricing/rates.py": "from pathlib import Path\n\n"
+                   "RATE = float((Path(__file__).parents[2] / 'RATES.md').read_text())\n",
+                   "docs/conf.py": "release = open('../CHANGELOG.md').read()\n"}, "read a doc")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"RATES.md": "0.3\n"})
+    data = plan_json(chain)
+    assert data["tests"] == ["tests/test_report.py", "tests/test_session.py"]
+    assert data["why"]["tests/test_session.py"][-2:] == ["app/pricing/rates.py", "RATES.md"]
+    chain.git("tag", "-f", "base")
+    commit(chain, {"CHANGELOG.md": "- second\n"})
+    assert plan_json(chain)["tests"] == []
+
+
 def test_protected_module_reached_transitively_promotes(chain: GitRepo) -> None:
     commit(chain, {"pyproject.toml": '[tool.agentgate]\nprotected = ["app/checkout"]\n'}, "cfg")
     chain.git("tag", "-f", "base")
