@@ -151,23 +151,21 @@ class Runner:
             *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
             *spec.args,
         ]
-        feed = self.workdir / f"{spec.label}.progress.jsonl"
-        args += [f"{run_progress.PROGRESS_OPTION}={feed}"] if self.display is not None else []
-        argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
         log = self.workdir / f"{spec.label}.log"
-        done = self._watched(spec.label, feed, argsfile, log)
+        # The live feed comes through a pipe: the display's counts, and what each test
+        # ended with as it ended, which the run cannot take back afterwards.
+        with run_progress.piped(spec.label, self.display) as feed:
+            args.append(feed.option)
+            argsfile.write_text(json.dumps(args), encoding="utf-8", errors="surrogateescape")
+            done = self._execute(argsfile, log, (feed.write_fd,))
         code = -1 if done.timed_out else done.returncode
-        self.seen[spec.label] = found = _read_outcomes(seen)
+        found = _read_outcomes(seen)
         known = (found or {}).get("collected") or ()
-        return _result(spec, code, done.seconds, _read_junit(junit, known), self.frozen,
-                       done.timed_out, _tail(log))
-
-    def _watched(self, label: str, feed: Path, argsfile: Path, log: Path) -> process.Finished:
-        """The run, its progress feed followed by the display when there is one."""
-        if self.display is None:
-            return self._execute(argsfile, log)
-        with run_progress.following(feed, label, self.display):
-            return self._execute(argsfile, log)
+        cases = _read_junit(junit, known)
+        said = _contradicted(feed.failed(), cases, found)
+        self.seen[spec.label] = found
+        return _result(spec, code, done.seconds, cases, self.frozen, done.timed_out,
+                       _tail(log) + tuple(said))
 
     def _empty_ini(self) -> Path:
         empty = self.workdir / "empty.ini"
@@ -175,12 +173,13 @@ class Runner:
             empty.write_text("[pytest]\n", encoding="utf-8")
         return empty
 
-    def _execute(self, argsfile: Path, log: Path) -> process.Finished:
+    def _execute(self, argsfile: Path, log: Path,
+                 pass_fds: tuple[int, ...] = ()) -> process.Finished:
         cmd = [self.python, "-c", BOOTSTRAP, str(argsfile)]
         with log.open("wb") as out:
             try:
                 return process.run(cmd, cwd=self.tree, env=self.env, timeout=self.timeout,
-                                   stdout=out, stderr=process.STDOUT)
+                                   stdout=out, stderr=process.STDOUT, pass_fds=pass_fds)
             except OSError as exc:
                 raise AgentgateError(
                     f"cannot run the project's interpreter {self.python!r} ({exc}); "
@@ -200,6 +199,24 @@ def _tail(log: Path) -> tuple[str, ...]:
     except OSError:
         return ()
     return tuple(_ESCAPES.sub("", line) for line in text.splitlines()[-_TAIL:])
+
+
+def _contradicted(failed: frozenset[str], cases: dict[str, Outcome],
+                  found: dict[str, Any] | None) -> list[str]:
+    """Tests the live feed said failed that the files written at the run's end do not
+    (code under test rewrote them once the tests were done): failed, in ``cases`` and in
+    the outcome data, and one line each for the report's tail."""
+    said = []
+    tests = (found or {}).get("tests") or {}
+    for nodeid in sorted(failed):
+        if cases.get(nodeid) in (Outcome.FAILED, Outcome.ERROR):
+            continue
+        cases[nodeid] = Outcome.FAILED
+        entry = tests.setdefault(nodeid, {}) if isinstance(tests, dict) else {}
+        entry["reported"] = entry["call"] = "failed"
+        said.append(f"FAILED {nodeid} - it failed as it ran; the files written at the run's "
+                    "end said otherwise (rewritten after the tests)")
+    return said
 
 
 def _read_outcomes(path: Path) -> dict[str, Any] | None:

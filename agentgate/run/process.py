@@ -73,12 +73,14 @@ class Session:
     def run(
         self, argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
         timeout: float | None = None, stdout: Sink = DEVNULL, stderr: Sink = DEVNULL,
+        pass_fds: tuple[int, ...] = (),
     ) -> Finished:
-        """Run ``argv`` to its end or its limit; OSError when it cannot start at all."""
+        """Run ``argv`` to its end or its limit; OSError when it cannot start at all.
+        ``pass_fds``: file descriptors the process inherits (a feed's pipe)."""
         start = time.monotonic()
         proc: subprocess.Popen[bytes] | None = None
         try:
-            proc = self._spawn(argv, cwd, env, stdout, stderr)
+            proc = self._spawn(argv, cwd, env, stdout, stderr, pass_fds)
             timed_out = _waited_out(proc, timeout)
         finally:
             if proc is not None:
@@ -95,7 +97,7 @@ class Session:
 
     def _spawn(
         self, argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None,
-        stdout: Sink, stderr: Sink,
+        stdout: Sink, stderr: Sink, pass_fds: tuple[int, ...] = (),
     ) -> subprocess.Popen[bytes]:
         # Interrupts wait until the child is on the live list: between Popen returning and
         # the add, a Ctrl-C would leave a group nobody kills.
@@ -104,7 +106,7 @@ class Session:
                 raise KeyboardInterrupt
             proc = subprocess.Popen(
                 list(argv), cwd=cwd, env=env, stdin=DEVNULL, stdout=stdout, stderr=stderr,
-                start_new_session=True,
+                start_new_session=True, pass_fds=pass_fds,
             )
             self._live.add(proc)
         return proc
@@ -138,11 +140,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def run(
     argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
     timeout: float | None = None, stdout: Sink = DEVNULL, stderr: Sink = DEVNULL,
+    pass_fds: tuple[int, ...] = (),
 ) -> Finished:
     """One process in a session of its own."""
     with Session() as session:
         return session.run(argv, cwd=cwd, env=env, timeout=timeout, stdout=stdout,
-                           stderr=stderr)
+                           stderr=stderr, pass_fds=pass_fds)
 
 
 def capture(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import select
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -97,3 +99,79 @@ def following(path: Path, label: str, display: Display) -> Iterator[None]:
         tail.stopped.set()
         tail.join()
         display.finish(tail.counts)
+
+
+# --- the live feed through a pipe --------------------------------------------------------------
+
+class Piped(threading.Thread):
+    """The feed of one run read from a pipe the run inherits (``PROGRESS_OPTION=fd:N``): what
+    the run said as each test finished, kept by this process where the run cannot take it
+    back. A file the run writes at its end (JUnit, the outcome plugin's) can be rewritten by
+    code under test once the tests are done (red-team: an ``atexit`` handler wrote "passed"
+    over both); what came through the pipe cannot."""
+
+    def __init__(self, label: str, display: Display | None) -> None:
+        super().__init__(name=f"agentgate-feed-{label}", daemon=True)
+        self.read_fd, self.write_fd = os.pipe()
+        self.display = display
+        self.counts = Counts(label)
+        self.outcomes: dict[str, str] = {}  # node id -> the worst outcome the feed said
+        self.stopped = threading.Event()
+        self._partial = b""
+
+    @property
+    def option(self) -> str:
+        return f"{PROGRESS_OPTION}=fd:{self.write_fd}"
+
+    def run(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.read_fd], [], [], _POLL)
+            if ready:
+                data = os.read(self.read_fd, 1 << 16)
+                if data:
+                    self._take(data)
+                    continue
+                return  # every writer closed it
+            if self.stopped.is_set():
+                return  # the run ended and nothing more is waiting
+
+    def _take(self, data: bytes) -> None:
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        before = self.counts
+        for raw in lines:
+            line = raw.decode("utf-8", "replace")
+            self.counts = count(self.counts, line)
+            self._note(line)
+        if self.display is not None and self.counts != before:
+            self.display.update(self.counts)
+
+    def _note(self, line: str) -> None:
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict) and isinstance(event.get("test"), str):
+                test, said = event["test"], str(event.get("outcome"))
+                if self.outcomes.get(test) not in _BAD:
+                    self.outcomes[test] = said
+
+    def failed(self) -> frozenset[str]:
+        """The tests the feed said failed or errored."""
+        return frozenset(t for t, o in self.outcomes.items() if o in _BAD)
+
+
+@contextlib.contextmanager
+def piped(label: str, display: Display | None) -> Iterator[Piped]:
+    """A pipe feed for one run: pass ``feed.option`` and ``feed.write_fd`` to the run; once
+    the block ends (the run and its process group are gone), what is left is read."""
+    feed = Piped(label, display)
+    if display is not None:
+        display.update(feed.counts)
+    feed.start()
+    try:
+        yield feed
+    finally:
+        os.close(feed.write_fd)
+        feed.stopped.set()
+        feed.join(timeout=5)
+        os.close(feed.read_fd)
+        if display is not None:
+            display.finish(feed.counts)

@@ -5,6 +5,7 @@ the legitimate change that must pass."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -679,3 +680,38 @@ def test_a_human_acceptance_lets_a_skip_by_code_through(chain: GitRepo) -> None:
     assert data["exit_code"] == 0, data["reasons"]
     assert (f"accepted in .agentgate/accepted: {FLAGGED} (skipped at head, passed on the "
             "base)") in data["notes"]
+
+
+# --- result files rewritten after the tests ---------------------------------------------------
+
+FORGER = (
+    "import atexit, json, os, re, sys\n\n\n"
+    "def shout(s):\n    return s.lower()\n\n\n"
+    "def _args():\n    out = list(sys.argv)\n    for a in sys.argv[1:]:\n"
+    "        try:\n            out += json.load(open(a))\n        except Exception:\n"
+    "            pass\n    return [str(a) for a in out]\n\n\n"
+    "def _tidy():\n    args = _args()\n"
+    "    for p in [a.split('=', 1)[1] for a in args if a.startswith('--agentgate-outcomes=')]:\n"
+    "        d = json.load(open(p))\n"
+    "        for t in d.get('tests', {}).values():\n"
+    "            for k, v in list(t.items()):\n"
+    "                if v in ('failed', 'error'):\n                    t[k] = 'passed'\n"
+    "        d['exitstatus'] = 0\n        json.dump(d, open(p, 'w'))\n"
+    "    for p in [a.split('=', 1)[1] for a in args if a.startswith('--junitxml=')]:\n"
+    "        x = re.sub(r'<failure.*?</failure>', '', open(p).read(), flags=re.S)\n"
+    "        open(p, 'w').write(re.sub(r'failures=\"\\d+\"', 'failures=\"0\"', x))\n"
+    "    sys.stdout.flush()\n    os._exit(0)\n\n\n"
+    "if any(a.startswith('--agentgate-outcomes=') for a in _args()):\n"
+    "    atexit.register(_tidy)\n"
+)
+
+
+def test_result_files_rewritten_after_the_tests_do_not_hide_a_failure(chain: GitRepo) -> None:
+    """Red-team: the code under test, only under agentgate, registers an ``atexit`` handler
+    that rewrites the outcome plugin's file and the JUnit XML to "passed" and exits 0. What
+    each test ended with came through a pipe as it ended: the check fails and says why."""
+    commit(chain, {"app/util.py": FORGER}, "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 1, data["reasons"]
+    assert SHOUT in reason(data, "tests-failed")["detail"]
+    assert "the files written at the run's end said otherwise" in json.dumps(data)
