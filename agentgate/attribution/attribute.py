@@ -161,6 +161,9 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
         harness = Harness(
             config=config, python=python, nodeid=request.nodeid, scratch=scratch,
             timeout=float(request.timeout or config.timeout or 600), context=request.context,
+            # Loaded by its entry point only: with autoloading off, ``-n`` is no option.
+            xdist=interp.require_pytest(python, dict(os.environ), root)
+            and not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"),
         )
         empty = prepare_scratch(harness)
         trees = {"head": _tree(stack, root, "head", head, request.nodeid, empty)}

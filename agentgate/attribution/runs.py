@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from agentgate.core.config import Config
 
 PLUGINS_OFF = ("randomly", "cacheprovider", "rerunfailures", "flaky", "xdist")
+# With pytest-xdist installed the runs keep it loaded and say ``-n 0`` instead: a project's
+# ``addopts = -n 2`` is then one process, where ``-p no:xdist`` made ``-n`` an unknown
+# option and every run a usage error (flake trial).
+XDIST_OFF = ("-n", "0")
 ORDER_PLUGIN = "_agentgate_order"
 ORDER_SEED_ENV = "AGENTGATE_ORDER_SEED"
 # --context file: each test's place depends only on (seed, its own id), so the tests both
@@ -66,6 +70,7 @@ class Harness:
     scratch: Path  # JUnit XML files, the empty ini, the order plugin
     timeout: float
     context: str = "alone"  # or "file": run the whole file in a seeded order
+    xdist: bool = False  # the project's interpreter has pytest-xdist (``XDIST_OFF``)
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,10 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
     """Arguments after ``python``: the same for every seed, so a shell loop can repeat them."""
     args = ["-m", "pytest"]
     for name in PLUGINS_OFF:
-        args += ["-p", f"no:{name}"]
+        if not (name == "xdist" and harness.xdist):
+            args += ["-p", f"no:{name}"]
+    if harness.xdist:
+        args += XDIST_OFF
     if harness.context == "file":
         args += ["-p", ORDER_PLUGIN]
     args += [

@@ -12,6 +12,7 @@ different seeds on the two trees, are ``HARNESS_ENV``: fix the harness first.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentgate.attribution import stats
 from agentgate.core.model import Verdict
-from agentgate.run.junit import Outcome
+from agentgate.run.junit import CASES, Outcome
 
 if TYPE_CHECKING:
     from agentgate.attribution.runs import RunRecord
@@ -92,6 +93,10 @@ class TreeEvidence:
     def never_failing(self, seed: int) -> bool:
         outs = self.by_seed().get(seed, [])
         return len(outs) >= MIN_REPEATS and all(o.ran and not o.failing for o in outs)
+
+    def signatures(self) -> frozenset[str]:
+        """How the failing runs failed (``signature``)."""
+        return frozenset(signature(r) for r in self.records if r.outcome.failing)
 
     def counts(self) -> dict[str, int]:
         counter = Counter(str(r.outcome) for r in self.records)
@@ -253,15 +258,27 @@ def _both_fail(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision:
             f"failures on different seeds: base {_seeds(failing_base)}, head "
             f"{_seeds(failing_head)}; fix the harness or shared fixture first",
         )
+    new = sorted(head.signatures() - base.signatures())
+    if new:
+        # The same seeds fail, but head fails in a way base never does: a new exception, a
+        # hang where base failed, another phase, other cases (flake trial: base's
+        # AssertionError and head's new TypeError were PRE_EXISTING, a freeze allowed).
+        return Decision(
+            Attribution.PATCH_INDUCED, False,
+            f"seeds {_seeds(failing_base)} fail on both trees, but head fails as base never "
+            f"does ({'; '.join(new)}; base: {'; '.join(sorted(base.signatures()))}): the "
+            "patch changed how it fails",
+        )
     shown = all(base.always_failing(s) and head.always_failing(s) for s in failing_base)
     what = f"seeds {_seeds(failing_base)} fail on both trees"
-    if all(r.outcome is Outcome.TIMEOUT for t in (base, head) for r in t.records
+    if all(signature(r) == TIMEOUT for t in (base, head) for r in t.records
            if r.outcome.failing):
-        # The time limit killed every failing run: a hang, or a limit shorter than the test
-        # takes (flake trial: a 3 s test under --timeout 2 was frozen as failing).
+        # A time limit ended every failing run (agentgate's or pytest-timeout's): a hang, or
+        # a limit shorter than the test takes (flake trial: a 3 s test under --timeout 2 was
+        # frozen as failing; a project's own ``timeout = 2`` looked like a plain failure).
         return Decision(Attribution.PRE_EXISTING, False,
-                        f"seeds {_seeds(failing_base)} time out on both trees: no run failed "
-                        "on its own; run again with a longer --timeout to tell a slow test "
+                        f"seeds {_seeds(failing_base)} time out on both trees: a time limit "
+                        "ended them; run again with a longer --timeout to tell a slow test "
                         "from a hang before a freeze")
     if shown:
         return Decision(Attribution.PRE_EXISTING, True, f"{what}, every time they are run")
@@ -278,20 +295,52 @@ def _fails_more(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision 
     a test failing at random on base and always on head, Fisher p = 0.03, too)."""
     head_fail, head_n = head.sample(stage)
     base_fail, base_n = base.sample(stage)
-    if head_fail * base_n <= base_fail * head_n:
-        return None  # head does not fail more often
     p = fisher_p(base, head, stage)
     newly = [s for s in head.failing_seeds() if head.always_failing(s) and base.never_failing(s)]
     what = (f"head fails {head_fail}/{head_n} in the {stage} runs, base {base_fail}/{base_n}; "
             f"Fisher p = {p:.3g}")
-    if p < SIGNIFICANCE:
-        return Decision(Attribution.PATCH_INDUCED, False, f"{what}: the patch makes it fail "
-                        "more often")
+    # Seeds head fails every time that base never failed on, neither tree flaky: the patch
+    # made them fail, whichever tree fails more in all (flake trial: base failing seeds
+    # 1, 3, 4 and head 6, 7 was "failures on different seeds ... fix the harness").
     if newly and not base.flaky_seeds() and not head.flaky_seeds():
         return Decision(Attribution.PATCH_INDUCED, False,
                         f"{what}; seeds {_seeds(newly)} fail on head every time and never on "
                         "base: the patch made them fail")
+    if head_fail * base_n <= base_fail * head_n:
+        return None  # head does not fail more often
+    if p < SIGNIFICANCE:
+        return Decision(Attribution.PATCH_INDUCED, False, f"{what}: the patch makes it fail "
+                        "more often")
     return None
+
+
+TIMEOUT = "timeout"
+# The exception a failure message starts with (``TypeError: ...``); pytest's own message for a
+# failed assert is the assert itself.
+_RAISED = re.compile(r"([A-Za-z_][\w.]*):")
+_PHASE = re.compile(r'failed on (setup|teardown) with "?(.*)', re.S)
+
+
+def signature(record: RunRecord) -> str:
+    """How one failing run failed: a time limit (``timeout``), or the outcome, the phase, the
+    exception's type and, for a parametrized function's id, which cases -- never the
+    message's values, which differ from run to run."""
+    detail = record.detail
+    if record.outcome is Outcome.TIMEOUT:
+        return TIMEOUT
+    cases = ""
+    if detail.startswith(CASES):
+        cases, _, detail = detail[len(CASES):].partition(": ")
+    phase = "call"
+    if (found := _PHASE.match(detail)) is not None:
+        phase, detail = found.group(1), found.group(2)
+    if detail.startswith("Failed: Timeout"):  # pytest-timeout's own limit
+        return TIMEOUT
+    raised = _RAISED.match(detail)
+    kind = "AssertionError" if detail.startswith("assert") else (
+        raised.group(1) if raised else "failure")
+    return " ".join(p for p in (f"{record.outcome} in {phase}: {kind}",
+                                f"[{cases}]" if cases else "") if p)
 
 
 def _seeds(seeds: list[int]) -> str:

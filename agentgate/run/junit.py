@@ -128,6 +128,9 @@ def _first_line(text: str) -> str:
     return lines[0][:200] if lines else ""
 
 
+CASES = "cases "  # a detail naming the failing cases of a parametrized function's id
+
+
 def cases_for(cases: list[Case], nodeid: str) -> list[Case]:
     """The testcases of one node id; a parametrised function's id matches all its cases."""
     classname, name = junit_address(nodeid)
@@ -145,6 +148,11 @@ def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
     mine = cases_for(cases, nodeid)
     if mine:
         worst = min(mine, key=lambda c: _PRIORITY.index(c.outcome))
+        failing = sorted({c.name for c in mine if c.outcome.failing})
+        if len({c.name for c in mine}) > 1 and failing:
+            # A parametrized function's id: which cases failed is part of how it failed
+            # (flake trial: base failing [three] and head [two] looked like one failure).
+            return RunOutcome(worst.outcome, f"{CASES}{', '.join(failing)}: {worst.message}")
         return RunOutcome(worst.outcome, worst.message)
     broken = [c for c in cases if c.outcome is Outcome.COLLECTION_ERROR]
     if broken:

@@ -173,6 +173,23 @@ def test_a_test_reading_its_folder_name_is_judged_as_in_the_checkout(repo: GitRe
 
 
 @pytest.mark.e2e
+def test_a_project_that_runs_under_xdist_is_attributed(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Flake trial: ``addopts = -n 2`` with ``-p no:xdist`` made ``-n`` an unknown option,
+    every run a usage error and the verdict "neither tree could run the test". The runs keep
+    xdist and say ``-n 0``: one process, as attribution needs."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # as a project with -n runs
+    patch_repo(repo, {"app/core.py": SET_ORDER_CODE, "tests/test_core.py": TEST_PICK,
+                      "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-n 2"\n'},
+               {"README.md": "unrelated docs change\n"})
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    extra = attribute(repo).to_json()
+    assert extra["verdict"] == "PRE_EXISTING", extra["reasons"]
+    assert extra["trees"]["head"]["failing_seeds"] == failing
+
+
+@pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
         f"ITEMS = {ITEMS}\n\ndef load(items):\n    first = next(iter(set(items)))\n"

@@ -365,3 +365,72 @@ def test_timeouts_on_both_trees_allow_no_freeze() -> None:
     failing = _tree("head", [F, T], {0: [F, F], 1: [T, T]})  # one real failure: as before
     assert decide(_tree("base", [F, T], {0: [F, F], 1: [T, T]}), failing,
                   stage="swept").freeze_allowed
+
+
+def _failing(name: str, details: list[str], outcome: Outcome = F) -> TreeEvidence:
+    """Every seed fails on every run (swept and two matched), each seed with its detail."""
+    records = [RunRecord(Run(name, seed, stage, attempt), outcome, detail, 0.0)
+               for seed, detail in enumerate(details)
+               for stage, attempt in (("swept", 0), ("matched", 1), ("matched", 2))]
+    return TreeEvidence(name, name * 5, tuple(records))
+
+
+@pytest.mark.parametrize(("base", "head"), [
+    # Flake trial: the same seeds fail, base with its assertion, head with a new TypeError.
+    (["assert 1 == 2"] * 2, ["TypeError: unsupported operand"] * 2),
+    # A fixture's teardown error at the base; the test body failing at head.
+    (['failed on teardown with "KeyError: \'td\'"'] * 2, ["assert 0"] * 2),
+    # Base fails on an assertion, head hangs past pytest-timeout's limit.
+    (["assert 0"] * 2, ["Failed: Timeout >2.0s"] * 2),
+    # A parametrized function's id: base fails one case, head another.
+    (["cases test_sq[three]: assert 9 == 8"] * 2, ["cases test_sq[two]: assert 4 == 5"] * 2),
+], ids=["new-exception", "teardown-then-call", "failure-then-hang", "other-cases"])
+def test_a_failure_head_shows_and_base_never_does_allows_no_freeze(
+    base: list[str], head: list[str],
+) -> None:
+    decision = decide(_failing("base", base), _failing("head", head), stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "the patch changed how it fails" in decision.detail
+
+
+def test_the_same_failure_with_other_values_is_pre_existing_and_freezable() -> None:
+    """The twin: the same exception in the same phase and cases, its values differing from
+    run to run (a timestamp, an address), is the base's failure."""
+    base = _failing("base", ["TypeError: bad 0x7f01"] * 2)
+    head = _failing("head", ["TypeError: bad 0x7e99"] * 2)
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PRE_EXISTING, True)
+
+
+def test_pytest_timeouts_on_both_trees_allow_no_freeze() -> None:
+    """Flake trial: a project's own pytest-timeout reports a hang as a plain failure
+    ("Failed: Timeout"), which the time-limit rule did not see: a freeze was allowed."""
+    hang = ["Failed: Timeout >2.0s"] * 2
+    decision = decide(_failing("base", hang), _failing("head", hang), stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PRE_EXISTING, False)
+
+
+def test_seeds_head_always_fails_and_base_never_blame_the_patch_at_any_rate() -> None:
+    """Flake trial: base fails seeds 1, 3, 4; the patch fixes those and breaks 6, 7 (head
+    fails less often in all): "failures on different seeds ... fix the harness"."""
+    on_base, on_head = {1, 3, 4}, {6, 7}
+    base = _tree("base", [F if s in on_base else P for s in range(8)],
+                 {s: [F, F] if s in on_base else [P, P] for s in range(8)})
+    head = _tree("head", [F if s in on_head else P for s in range(8)],
+                 {s: [F, F] if s in on_head else [P, P] for s in range(8)})
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "seeds 6, 7 fail on head every time and never on base" in decision.detail
+
+
+def test_a_parametrized_functions_id_names_the_cases_that_failed() -> None:
+    """Flake trial: base failing ``test_sq[three]`` and head ``test_sq[two]`` looked like one
+    failure of ``test_sq``; the detail names the failing cases, so ``signature`` tells."""
+    case = ('<testcase classname="tests.test_a" name="test_x[{0}]" file="tests/test_a.py" '
+            'time="0.1">{1}</testcase>')
+    failed = '<failure message="assert 0">x</failure>'
+    xml = _xml(case.format("one", failed), case.format("two", ""), case.format("three", failed))
+    result = outcome_of(parse_cases(xml), "tests/test_a.py::test_x", 1)
+    assert result.detail == "cases test_x[one], test_x[three]: assert 0"
+    one = outcome_of(parse_cases(xml), "tests/test_a.py::test_x[one]", 1)
+    assert one.detail == "assert 0"  # a case's own id: its message alone
