@@ -183,10 +183,29 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
             )
             # No guess: nothing runs when the base cannot even be checked out.
             records = [] if base_problem else stages.run(base_has_file)
+        if not base_problem and "base" in trees:
+            base_problem = _written_into(trees["base"].path, config)
     # After the locks are released; the trees just used are kept (issue 13: they piled up).
     worktrees.prune(root, config.keep_worktrees, config.cache_days)
     return _summary(records, request, config, base_problem, python, jobs,
                     (base, head, time.monotonic() - started))
+
+
+def _written_into(tree: Path, config: Config) -> str:
+    """Why the base's runs are no evidence, when something wrote into the base's tree while
+    they ran a file that changes a run (a conftest, a module): the head's runs run beside
+    them, and their code knows where the base's tree is (flake trial: head's conftest wrote
+    a failing conftest into it, and the patch's failure was PRE_EXISTING, freezable)."""
+    changed = [*worktrees.run_changing(gitio.changed_or_untracked(tree), config),
+               *worktrees.ignored_inputs(tree, config)]
+    # Code and harness only: a test writing its output under tests/ is no tampering.
+    found = [f for f in changed if f.endswith(worktrees.IMPORTABLE)
+             or f.rsplit("/", 1)[-1] in worktrees.HARNESS_NAMES]
+    if not found:
+        return ""
+    shown = ", ".join(sorted(set(found))[:3])
+    return (f"the base's tree changed while the test ran ({shown}): a run wrote into it, so "
+            "its runs are no evidence")
 
 
 def _tree(stack: ExitStack, root: Path, name: str, sha: str, nodeid: str, empty: Path) -> Tree:

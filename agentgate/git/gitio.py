@@ -405,6 +405,14 @@ def uncommitted(root: Path) -> list[str]:
     return sorted(found)
 
 
+def changed_or_untracked(root: Path) -> list[str]:
+    """Every tracked file changed in the work tree and every untracked one git does not
+    ignore (each file of a new folder), sorted."""
+    out = os.fsdecode(run(root, "status", "--porcelain", "-z", "--untracked-files=all",
+                          "--no-renames"))
+    return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+
+
 def ignored_untracked(root: Path) -> list[str]:
     """Untracked files git ignores, an ignored folder once as ``folder/`` (not descended:
     a ``.venv`` costs one entry, not thousands); paths from the top of the work tree."""

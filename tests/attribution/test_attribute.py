@@ -189,6 +189,31 @@ def test_a_project_that_runs_under_xdist_is_attributed(
     assert extra["trees"]["head"]["failing_seeds"] == failing
 
 
+POISON = (
+    "from pathlib import Path\n\n"
+    "TREE = Path(__file__).resolve().parents[1]\n"
+    "for other in TREE.parents[1].glob('*/*/tests'):\n"
+    "    if other != TREE / 'tests':\n"
+    "        (other / 'conftest.py').write_text(\n"
+    "            'import pytest\\n\\n@pytest.fixture(autouse=True)\\n'\n"
+    "            'def _poisoned():\\n    raise RuntimeError(\"poisoned\")\\n')\n"
+)
+
+
+@pytest.mark.e2e
+def test_a_head_that_writes_into_the_base_tree_gets_no_freeze(repo: GitRepo) -> None:
+    """Flake trial: the patch breaks the code, and its new conftest writes a failing
+    conftest into the base's tree beside it (which its code can find): the base failed the
+    same way, PRE_EXISTING, freeze allowed. A base tree that changed while the test ran is
+    no evidence: BASE_UNAVAILABLE."""
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_PICK},
+               {"app/core.py": BASE_CODE.replace("max(set(items))", "min(set(items))"),
+                "tests/conftest.py": POISON})
+    extra = attribute(repo).to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("BASE_UNAVAILABLE", False), extra
+    assert "tests/conftest.py" in extra["base_problem"]
+
+
 @pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
