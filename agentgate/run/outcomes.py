@@ -428,6 +428,15 @@ _PINNED = (
     "unittest.case:TestCase.assertTrue", "unittest.case:TestCase.assertFalse",
     "unittest.case:TestCase.assertRaises", "unittest.case:TestCase.assertIn",
     "unittest.case:TestCase._getAssertEqualityFunc",
+    # How tests are collected, which marks skip or xfail them, how a failed assert is told,
+    # and what a failed assert raises (red-team: a wrapped collector swapping each test's
+    # code for a no-op; ``evaluate_skip_marks`` skipping it; ``AssertionError`` replaced by
+    # a skip).
+    "_pytest.python:PyCollector.collect", "_pytest.python:PyCollector._genfunctions",
+    "_pytest.python:Module.collect", "_pytest.python:Class.collect",
+    "_pytest.skipping:evaluate_skip_marks", "_pytest.skipping:evaluate_xfail_marks",
+    "_pytest.assertion.util:format_explanation",
+    "_pytest.assertion.rewrite:_format_explanation", "builtins:AssertionError",
 )
 # The hooks that run a test and report it: their callers and implementations are pinned too.
 _PINNED_HOOKS = (

@@ -376,6 +376,19 @@ NEUTERING_APP = {
     "replaced-by-the-stdlib": "import logging\nimport pytest\n\npytest.fail = logging.debug\n",
     "replaced-unittest-assert": "import unittest\n\n"
         "unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n",
+    # Red-team: the collector wrapped so each test's code becomes a no-op; the skip marks
+    # evaluated as a skip; a failed assert raising a skip.
+    "wrapped-collector": "import _pytest.python\n\n_collect = _pytest.python.PyCollector.collect\n"
+        "\n\ndef collect(self):\n    found = _collect(self)\n    for item in found:\n"
+        "        obj = getattr(item, 'obj', None)\n"
+        "        if hasattr(obj, '__code__') and not isinstance(obj, type):\n"
+        "            obj.__code__ = (lambda *a, **k: None).__code__\n    return found\n\n\n"
+        "_pytest.python.PyCollector.collect = collect\n",
+    "skip-marks": "import _pytest.skipping\nfrom _pytest.skipping import Skip\n\n"
+        "_pytest.skipping.evaluate_skip_marks = lambda item: Skip('later')\n",
+    "assertion-a-skip": "import builtins\nimport pytest\n\n\n"
+        "class Quiet(pytest.skip.Exception):\n    pass\n\n\n"
+        "builtins.AssertionError = Quiet\n",
 }
 
 
