@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import fnmatch
 import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentgate.core.config import PYTEST_CONFIG_FILES, Config
+from agentgate.core.config import PYTEST_CONFIG_FILES, Config, DoctestOptions, pytest_doctests
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
 from agentgate.flows.check_results import ids_text
@@ -75,7 +76,8 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
                  ) -> OracleInput | None:
     config, mb, changes = checked.config, checked.merge_base, checked.changes
     base_paths = gitio.ls_tree(root, mb)
-    tests = TestFiles(config, checked.python_files)
+    tests = _ContractTests(config, checked.python_files, pytest_doctests(
+        gitio.read_many_at(root, mb, list(PYTEST_CONFIG_FILES))))
     files = inventory.touched_tests(changes, tests, base_paths)
     texts = _texts(root, changes)
     changed_harness = harness.harness_changes(changes, config, texts)
@@ -119,6 +121,24 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
         harness_changed=bool(changed_harness), selection=selection, support=support,
         # Under a changed harness every base test of the selection is judged whole.
         untouched=frozenset() if changed_harness else frozenset(whole) - _edited(changes))
+
+
+class _ContractTests(TestFiles):
+    """The base's test files: those pytest's ``python_files`` names, and the text files its
+    doctest glob collects (``test*.txt`` by default; red-team: a doctest file whose expected
+    output the patch rewrote with the bug was no test of the contract, so no base form ran)."""
+
+    def __init__(self, config: Config, patterns: tuple[str, ...],
+                 doctests: DoctestOptions) -> None:
+        super().__init__(config, patterns)
+        self.globs, self.doc_roots = doctests.globs, doctests.roots
+
+    def match(self, path: str) -> bool:
+        if path.endswith(".py"):
+            return super().match(path)
+        name = posixpath.basename(path)
+        return (any(fnmatch.fnmatchcase(name, g) for g in self.globs)
+                and ("." in self.doc_roots or under_any(path, self.doc_roots)))
 
 
 def _skips_kept(skipped: frozenset[str], edited: frozenset[str],
