@@ -162,7 +162,7 @@ class Runner:
         found = _read_outcomes(seen)
         known = (found or {}).get("collected") or ()
         cases = _read_junit(junit, known)
-        said = _contradicted(feed.failed(), cases, found)
+        said = _contradicted(feed.failed(), frozenset(feed.outcomes), cases, found)
         self.seen[spec.label] = found
         return _result(spec, code, done.seconds, cases, self.frozen, done.timed_out,
                        _tail(log) + tuple(said))
@@ -201,21 +201,28 @@ def _tail(log: Path) -> tuple[str, ...]:
     return tuple(_ESCAPES.sub("", line) for line in text.splitlines()[-_TAIL:])
 
 
-def _contradicted(failed: frozenset[str], cases: dict[str, Outcome],
+def _contradicted(failed: frozenset[str], heard: frozenset[str], cases: dict[str, Outcome],
                   found: dict[str, Any] | None) -> list[str]:
     """Tests the live feed said failed that the files written at the run's end do not
-    (code under test rewrote them once the tests were done): failed, in ``cases`` and in
-    the outcome data, and one line each for the report's tail."""
+    (code under test rewrote them once the tests were done), and tests those files say ran
+    that never came through the feed (code under test closed it or took it over first):
+    failed, in ``cases`` and in the outcome data, and one line each for the report's tail."""
     said = []
     tests = (found or {}).get("tests") or {}
-    for nodeid in sorted(failed):
+    tests = tests if isinstance(tests, dict) else {}
+    unheard = {n for n, e in tests.items() if isinstance(e, dict) and e.get("reported")
+               and n not in heard}
+    for nodeid in sorted(failed | unheard):
         if cases.get(nodeid) in (Outcome.FAILED, Outcome.ERROR):
             continue
         cases[nodeid] = Outcome.FAILED
-        entry = tests.setdefault(nodeid, {}) if isinstance(tests, dict) else {}
+        entry = tests.setdefault(nodeid, {})
         entry["reported"] = entry["call"] = "failed"
-        said.append(f"FAILED {nodeid} - it failed as it ran; the files written at the run's "
-                    "end said otherwise (rewritten after the tests)")
+        said.append(f"FAILED {nodeid} - " + (
+            "it failed as it ran; the files written at the run's end said otherwise "
+            "(rewritten after the tests)" if nodeid in failed else
+            "its outcome never came through the run's live feed, which the files written at "
+            "the run's end cannot stand in for"))
     return said
 
 

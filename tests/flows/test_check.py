@@ -143,10 +143,12 @@ def test_uncommitted_freeze_record_excuses_nothing(chain: GitRepo) -> None:
 
 
 def test_shadow_reports_full_suite_failures_the_band_missed(chain: GitRepo) -> None:
-    # A test reading a file the config calls inert (docs): the planner believes no test can.
+    # A test reading a file the config calls inert (docs), by a name it computes (a name
+    # written out would make it the file's reader): the planner believes no test can.
     commit(chain, {"docs/greeting.txt": "hello\n",
                    "tests/test_data.py": "from pathlib import Path\n\ndef test_greeting():\n"
-                   "    assert Path('docs/greeting.txt').read_text() == 'hello\\n'\n"}, "data")
+                   "    name = 'greet' + 'ing.txt'\n"
+                   "    assert (Path('docs') / name).read_text() == 'hello\\n'\n"}, "data")
     chain.git("tag", "-f", "base")
     commit(chain, {"docs/greeting.txt": "bye\n"})
     plain = check_json(chain)

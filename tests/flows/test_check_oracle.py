@@ -738,3 +738,19 @@ def test_a_doctest_file_is_a_test_of_the_contract(
     assert data["exit_code"] == expected, data["reasons"]
     if expected:
         assert "tests/test_shout.txt::test_shout.txt" in reason(data, "rewritten-test")["detail"]
+
+
+def test_a_feed_taken_over_before_the_tests_does_not_hide_a_failure(chain: GitRepo) -> None:
+    """The attack's next step: the code under test also points the feed's descriptor at
+    /dev/null as it is imported, so the failure never reaches the pipe. A test the files
+    say ran whose outcome never came through the feed fails."""
+    silencer = FORGER.replace(
+        "if any(a.startswith('--agentgate-outcomes=') for a in _args()):\n",
+        "for a in _args():\n    if a.startswith('--agentgate-progress=fd:'):\n"
+        "        os.dup2(os.open(os.devnull, os.O_WRONLY), int(a.rsplit(':', 1)[1]))\n\n"
+        "if any(a.startswith('--agentgate-outcomes=') for a in _args()):\n")
+    commit(chain, {"app/util.py": silencer}, "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 1, data["reasons"]
+    assert SHOUT in reason(data, "tests-failed")["detail"]
+    assert "never came through the run's live feed" in json.dumps(data)
