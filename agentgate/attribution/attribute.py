@@ -74,6 +74,13 @@ def _verdict(root: Path, config: Config, request: Request, summary: Summary) -> 
     decision = decide(
         summary.base, summary.head, stage=summary.stage, base_problem=summary.base_problem
     )
+    if decision.freeze_allowed and summary.context != "file":
+        # Alone, a test that needs what another test of its file set up fails on both trees
+        # even when the patch broke that other test (flake trial: PRE_EXISTING, freezable).
+        decision = replace(decision, freeze_allowed=False, detail=(
+            f"{decision.detail}; run alone, which cannot show whether the patch broke what "
+            "another test of its file sets up for it: a freeze needs --context file (the "
+            "default with --freeze)"))
     result = build_result(summary, decision, recheck_command(request, base, head))
     if request.freeze is not None:
         from agentgate.attribution.freeze import freeze  # only --freeze needs the ledger

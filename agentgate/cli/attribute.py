@@ -28,7 +28,7 @@ def _date(value: str | None, option: str) -> date | None:
 
 def attribute(
     *, nodeid: str, base: str | None, head: str, runs: int, repeats: int,
-    seed: list[int] | None, mode: str, context: str, jobs: int | None, serial: bool,
+    seed: list[int] | None, mode: str, context: str | None, jobs: int | None, serial: bool,
     timeout: float | None, revert_code: bool, freeze: bool, owner: str | None,
     until: str | None, reason: str, today: str | None, repo: Path, fmt: str,
     shard: str | None = None, evidence_out: Path | None = None, merge: list[Path] | None = None,
@@ -46,6 +46,8 @@ def attribute(
         until_day = _date(until, "--until")
         assert until_day is not None
         freeze_request = FreezeRequest(owner=owner, until=until_day, reason=reason)
+    # A freeze needs the test run inside its file (``attribute._verdict``): its default then.
+    context = context or ("file" if freeze else "alone")
     request = Request(
         nodeid=nodeid, base=base, head=head, runs=runs, repeats=repeats,
         seeds=tuple(seed or ()), mode=mode, context=context, jobs=jobs, serial=serial,

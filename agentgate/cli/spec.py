@@ -199,7 +199,7 @@ ATTRIBUTE = Command(("attribute",), (
           help="A seed for --mode matched (repeatable; default: config seed)."),
     _str("mode", "--mode", "both (default), swept or matched.", "both"),
     _str("context", "--context", "alone (default), or file: inside its whole file, in seeded "
-         "orders.", "alone"),
+         "orders (the default with --freeze: a freeze needs it)."),
     Param(name="jobs", flags=("--jobs", "-j"), kind=int,
           help="Parallel runs (default: the machine's cores)."),
     _flag("serial", "--serial", "One run at a time, base's before head's (timing-sensitive "

@@ -214,6 +214,27 @@ def test_a_head_that_writes_into_the_base_tree_gets_no_freeze(repo: GitRepo) -> 
     assert "tests/conftest.py" in extra["base_problem"]
 
 
+ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
+           "def test_b():\n    assert STATE.get('ready')\n")
+
+
+@pytest.mark.e2e
+def test_a_test_needing_another_tests_state_is_frozen_only_from_its_file(
+    repo: GitRepo,
+) -> None:
+    """Flake trial: ``test_b`` needs what ``test_a`` sets up; the patch stops ``test_a``
+    from setting it. Alone, ``test_b`` fails on both trees: PRE_EXISTING, and a freeze was
+    allowed. Alone allows none now; inside its file the patch's doing shows."""
+    patch_repo(repo, {"tests/test_order.py": ORDERED},
+               {"tests/test_order.py": ORDERED.replace("    STATE['ready'] = True\n",
+                                                       "    pass\n")})
+    alone = attribute(repo, "tests/test_order.py::test_b").to_json()
+    assert (alone["verdict"], alone["freeze_allowed"]) == ("PRE_EXISTING", False)
+    assert "a freeze needs --context file" in alone["reasons"][0]["detail"] + str(alone)
+    inside = attribute(repo, "tests/test_order.py::test_b", context="file").to_json()
+    assert (inside["verdict"], inside["freeze_allowed"]) == ("PATCH_INDUCED", False), inside
+
+
 @pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (

@@ -163,8 +163,9 @@ def test_a_merge_can_freeze_what_the_shards_found_on_both_trees(
     refused = _agentgate(repo, "attribute", NODE, *ASKED, *freeze, "--shard", "1/2",
                          "--evidence-out", str(tmp_path / "x.json"))
     assert refused.returncode == 64 and "--freeze goes with --merge" in refused.stderr
+    # A freeze needs the test run inside its file: the shards say --context file.
     for i in (1, 2):
-        _shard(repo, i, tmp_path / f"e{i}.json")
+        _shard(repo, i, tmp_path / f"e{i}.json", "--context", "file")
     done = _agentgate(repo, "attribute", NODE, "--merge", str(tmp_path), *freeze,
                       "--format", "json")
     assert done.returncode == 0, done.stdout + done.stderr
