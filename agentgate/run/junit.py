@@ -132,14 +132,18 @@ CASES = "cases "  # a detail naming the failing cases of a parametrized function
 
 
 def cases_for(cases: list[Case], nodeid: str) -> list[Case]:
-    """The testcases of one node id; a parametrised function's id matches all its cases."""
+    """The testcases of one node id; a parametrised function's id matches all its cases, and
+    a class's id every test of the class (flake trial: ``test_c.py::TestX`` was "not
+    collected", though pytest runs it)."""
     classname, name = junit_address(nodeid)
     has_params = "[" in name
+    inside = f"{classname}.{name}" if classname else name
     return [
         c
         for c in cases
-        if c.classname == classname
-        and (c.name == name or (not has_params and c.name.startswith(name + "[")))
+        if (c.classname == classname
+            and (c.name == name or (not has_params and c.name.startswith(name + "["))))
+        or (not has_params and (c.classname == inside or c.classname.startswith(inside + ".")))
     ]
 
 

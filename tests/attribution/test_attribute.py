@@ -236,6 +236,19 @@ def test_a_test_needing_another_tests_state_is_frozen_only_from_its_file(
 
 
 @pytest.mark.e2e
+def test_a_class_is_attributed_by_its_id(repo: GitRepo) -> None:
+    """Flake trial: ``tests/test_core.py::TestPick`` exited 64, "pytest collects no test"."""
+    in_class = TEST_PICK.replace("def test_pick():\n    assert",
+                                 "class TestPick:\n    def test_pick(self):\n        assert")
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": in_class},
+               {"app/core.py": SET_ORDER_CODE})
+    failing = seeds_where(repo, SET_FIRST, "apple")
+    extra = attribute(repo, "tests/test_core.py::TestPick").to_json()
+    assert extra["verdict"] == "PATCH_INDUCED", extra["reasons"]
+    assert extra["trees"]["head"]["failing_seeds"] == failing
+
+
+@pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
         f"ITEMS = {ITEMS}\n\ndef load(items):\n    first = next(iter(set(items)))\n"

@@ -29,7 +29,14 @@ from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
 from agentgate.core import config as config_mod
 from agentgate.core.model import Verdict
 from agentgate.report.render import text_lines
-from agentgate.run.junit import Outcome, junit_address, outcome_of, parse_cases, read_outcome
+from agentgate.run.junit import (
+    Outcome,
+    cases_for,
+    junit_address,
+    outcome_of,
+    parse_cases,
+    read_outcome,
+)
 from tests.support.text import unwrap
 
 P, F, E, S = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
@@ -434,3 +441,18 @@ def test_a_parametrized_functions_id_names_the_cases_that_failed() -> None:
     assert result.detail == "cases test_x[one], test_x[three]: assert 0"
     one = outcome_of(parse_cases(xml), "tests/test_a.py::test_x[one]", 1)
     assert one.detail == "assert 0"  # a case's own id: its message alone
+
+
+def test_a_class_id_is_every_test_of_the_class() -> None:
+    """Flake trial: ``tests/test_a.py::TestX`` exited 64 ("pytest collects no test"), though
+    pytest runs the class; its tests are its cases, a nested class's too, and no other."""
+    case = '<testcase classname="{0}" name="{1}" time="0.1">{2}</testcase>'
+    failed = '<failure message="assert 0">x</failure>'
+    xml = _xml(case.format("tests.test_a.TestX", "test_one", failed),
+               case.format("tests.test_a.TestX.Inner", "test_two", ""),
+               case.format("tests.test_a.TestXY", "test_three", failed),
+               case.format("tests.test_a", "test_x", failed))
+    cases = parse_cases(xml)
+    assert [c.name for c in cases_for(cases, "tests/test_a.py::TestX")] == ["test_one", "test_two"]
+    result = outcome_of(cases, "tests/test_a.py::TestX", 1)
+    assert (result.outcome, result.detail) == (F, "cases test_one: assert 0")
