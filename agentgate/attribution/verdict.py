@@ -176,6 +176,17 @@ def _unrunnable(base: TreeEvidence, head: TreeEvidence) -> Decision | None:
             Attribution.PATCH_INDUCED, False,
             f"the patch stops the test from running ({head.first_problem()}); base runs it",
         )
+    broken = head.unrun()
+    if broken and not base.unrun() and all(
+            r.outcome is Outcome.COLLECTION_ERROR for r in broken):
+        # Only head's collection fails, on some seeds: the patch's code fails at import
+        # there (flake trial: a set-order error at import was "fix the harness first").
+        seeds = sorted({r.run.seed for r in broken})
+        return Decision(
+            Attribution.PATCH_INDUCED, False,
+            f"the patch makes the test's module fail to import on seeds {_seeds(seeds)} "
+            f"({broken[0].detail}); base always runs it",
+        )
     for tree in (base, head):
         bad = tree.unrun()
         if bad:

@@ -456,3 +456,16 @@ def test_a_class_id_is_every_test_of_the_class() -> None:
     assert [c.name for c in cases_for(cases, "tests/test_a.py::TestX")] == ["test_one", "test_two"]
     result = outcome_of(cases, "tests/test_a.py::TestX", 1)
     assert (result.outcome, result.detail) == (F, "cases test_one: assert 0")
+
+
+def test_a_collection_error_only_head_shows_on_some_seeds_blames_the_patch() -> None:
+    """Flake trial: the patch added a set-order error at import, so head's module fails to
+    import on some seeds: "the harness is unreliable; fix it first". Base always ran it."""
+    CE = Outcome.COLLECTION_ERROR
+    base = _tree("base", [P, P, P, P])
+    head = _tree("head", [P, CE, P, CE])
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "fail to import on seeds 1, 3" in decision.detail
+    # The twin: both trees fail to collect now and then: the harness, as before.
+    assert _verdict(_tree("base", [P, CE, P, P]), head) == ("HARNESS_ENV", False)
