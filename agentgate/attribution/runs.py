@@ -16,6 +16,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentgate.core.config import option_words, pytest_option
+from agentgate.core.errors import ConfigError
 from agentgate.run import inifile, interp, process
 from agentgate.run.junit import Outcome, read_outcome
 
@@ -98,10 +100,11 @@ class RunRecord:
 def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
     """Arguments after ``python``: the same for every seed, so a shell loop can repeat them."""
     args = ["-m", "pytest"]
+    distributes = harness.xdist and _distributes(tree.inifile)
     for name in PLUGINS_OFF:
-        if not (name == "xdist" and harness.xdist):
+        if not (name == "xdist" and distributes):
             args += ["-p", f"no:{name}"]
-    if harness.xdist:
+    if distributes:
         args += XDIST_OFF
     if harness.context == "file":
         args += ["-p", ORDER_PLUGIN]
@@ -118,6 +121,21 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
 
 def target(harness: Harness) -> str:
     return harness.nodeid.split("::")[0] if harness.context == "file" else harness.nodeid
+
+
+_XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx", "--maxprocesses")
+
+
+def _distributes(inifile: Path) -> bool:
+    """Whether the tree's pytest configuration gives xdist's options in ``addopts`` (then
+    ``-p no:xdist`` would make them unknown); a file that cannot be read says no."""
+    try:
+        texts: dict[str, str | None] = {inifile.name: inifile.read_text(encoding="utf-8")}
+        words = option_words(pytest_option(texts, "addopts"))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return False
+    return any(w in _XDIST_OPTIONS or w.startswith(tuple(f"{o}=" for o in _XDIST_OPTIONS))
+               or (w.startswith("-n") and w[2:].isdigit()) for w in words)
 
 
 def run_env(harness: Harness, tree: Tree, seed: int) -> dict[str, str]:

@@ -348,15 +348,15 @@ class DoctestOptions:
 
 def pytest_doctests(texts: Mapping[str, str | None]) -> DoctestOptions:
     """The doctest options of the first root config file that has a pytest section."""
-    args = _words(pytest_option(texts, "addopts"))
+    args = option_words(pytest_option(texts, "addopts"))
     globs = [a.split("=", 1)[1] for a in args if a.startswith("--doctest-glob=")]
     globs += [b for a, b in itertools.pairwise(args) if a == "--doctest-glob"]
-    roots = [p for p in _words(pytest_option(texts, "testpaths")) if p]
+    roots = [p for p in option_words(pytest_option(texts, "testpaths")) if p]
     return DoctestOptions("--doctest-modules" in args, tuple(globs or ["test*.txt"]),
                           tuple(roots or ["."]))
 
 
-def _words(value: object) -> list[str]:
+def option_words(value: object) -> list[str]:
     """An ini option as pytest splits it: a string by shell words, a list as it is."""
     if isinstance(value, str):
         try:

@@ -7,6 +7,7 @@ test_attribution.py.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -469,3 +470,23 @@ def test_a_collection_error_only_head_shows_on_some_seeds_blames_the_patch() -> 
     assert "fail to import on seeds 1, 3" in decision.detail
     # The twin: both trees fail to collect now and then: the harness, as before.
     assert _verdict(_tree("base", [P, CE, P, P]), head) == ("HARNESS_ENV", False)
+
+
+@pytest.mark.parametrize(("ini", "distributes"), [
+    ("[pytest]\naddopts = -n 2 -q\n", True),
+    ("[pytest]\naddopts = --numprocesses=auto\n", True),
+    ("[pytest]\naddopts = -n4\n", True),
+    ("[pytest]\naddopts = -p no:xdist -q\n", False),  # then -n 0 would be unknown
+    ("", False),
+])
+def test_xdist_is_turned_off_the_way_the_project_needs(
+    tmp_path: Path, ini: str, distributes: bool,
+) -> None:
+    """Flake trial: a project's ``addopts = -n 2`` next to ``-p no:xdist`` made every run a
+    usage error; with xdist installed such a project gets ``-n 0``, any other ``-p no:xdist``."""
+    (tmp_path / "scratch").mkdir(exist_ok=True)
+    (tmp_path / "pytest.ini").write_text(ini, encoding="utf-8")
+    tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
+    harness = dataclasses.replace(_harness(tmp_path), xdist=True)
+    args = pytest_args(harness, tree, tmp_path / "x.xml")
+    assert ("no:xdist" not in args, "-n" in args) == (distributes, distributes)
