@@ -27,8 +27,9 @@ from agentgate.flows.check_results import ids_text
 from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
+from agentgate.graph.types import module_name
 from agentgate.plan import harness
-from agentgate.run import inventory, oracle, suppress
+from agentgate.run import docexamples, inventory, oracle, suppress
 from agentgate.run.band import BandReport
 from agentgate.run.oracle import OracleInput, OracleReport
 from agentgate.witness import presence
@@ -56,7 +57,41 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
         more, notes = skipped_by_code(root, checked, asked, ok)
         result.reasons += more
         result.notes += notes
+    examples = rewritten_examples(root, checked)
+    if examples:
+        ok = accepted(root, checked) if not (found is not None or asked) else ok
+        rule = policy(checked)
+        result.reasons += [_rewritten_example(e, rule) for e in examples if e.nodeid not in ok]
+        result.notes += [f"accepted in {trust.ACCEPTED_FILE}: {e.nodeid} (rewritten example)"
+                         for e in examples if e.nodeid in ok]
     return found
+
+
+def rewritten_examples(root: Path, checked: RangeCheck) -> list[docexamples.Rewritten]:
+    """With the base's ``--doctest-modules``, the docstring examples of the changed modules
+    whose expected output the patch changed (``run.docexamples``)."""
+    wanted = [c for c in checked.changes if c.old_blob and c.new_blob
+              and c.old_blob != c.new_blob and c.path.endswith(".py")]
+    if not wanted:
+        return []
+    base_pytest = gitio.read_many_at(root, checked.merge_base, list(PYTEST_CONFIG_FILES))
+    if not pytest_doctests(base_pytest).modules:
+        return []
+    found: list[docexamples.Rewritten] = []
+    for path, (base, head) in sorted(_texts(root, wanted).items()):
+        module = module_name(checked.config, path)
+        if base is not None and head is not None and module is not None and (
+                ">>>" in base and ">>>" in head):
+            found += docexamples.rewritten(path, module, base, head)
+    return found
+
+
+def _rewritten_example(e: docexamples.Rewritten, rule: str) -> Reason:
+    verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
+    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {e.nodeid}: the patch changed "
+                  f"what its example `{e.source}` expects ({e.base!r} -> {e.head!r}). A human "
+                  f"accepts it by listing it in {trust.ACCEPTED_FILE} in a commit of its own",
+                  path=e.nodeid.split("::", 1)[0])
 
 
 def judge_range(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,

@@ -754,3 +754,47 @@ def test_a_feed_taken_over_before_the_tests_does_not_hide_a_failure(chain: GitRe
     assert data["exit_code"] == 1, data["reasons"]
     assert SHOUT in reason(data, "tests-failed")["detail"]
     assert "never came through the run's live feed" in json.dumps(data)
+
+
+DOCUMENTED = ('def shout(s):\n    """Shout.\n\n    >>> shout("a")\n    \'A\'\n    """\n'
+              "    return s.upper()\n")
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    (DOCUMENTED.replace("'A'", "'a'").replace("s.upper()", "s.lower()"), 4),
+    (DOCUMENTED.replace('    """\n', '    >>> shout("b")\n    \'B\'\n    """\n'), 0),
+], ids=["expectation-rewritten", "example-added"])
+def test_a_docstring_example_the_patch_rewrites_is_a_rewritten_test(
+    chain: GitRepo, code: str, expected: int,
+) -> None:
+    """Red-team: with ``--doctest-modules`` the base's example in ``shout``'s docstring was
+    its test; the agent broke ``shout`` and made the example expect the broken output, in
+    the same file, so no base form could be laid over. The changed expectation is the
+    rewrite. Adding an example is fine."""
+    commit(chain, {"app/util.py": DOCUMENTED, "pyproject.toml":
+                   '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n'}, "doctests")
+    chain.git("tag", "-f", "base")
+    chain.files({"app/util.py": code})
+    chain.commit("agent change", author=AGENT)
+    data = check_json(chain)
+    assert data["exit_code"] == expected, data["reasons"]
+    if expected:
+        found = reason(data, "rewritten-test")
+        assert found["path"] == "app/util.py"
+        assert "app/util.py::app.util.shout" in found["detail"] and "'A'" in found["detail"]
+
+
+def test_which_docstring_examples_a_patch_rewrote() -> None:
+    """The module's, a class's and a method's examples by pytest's doctest ids; a changed
+    source is a new example, not a rewrite; a text that does not parse has none."""
+    from agentgate.run import docexamples
+
+    base = ('"""\n>>> 1 + 1\n2\n"""\n\n\nclass Box:\n    def size(self):\n'
+            '        """\n        >>> Box().size()\n        3\n        """\n        return 3\n')
+    head = base.replace("2\n", "3\n").replace("        3\n", "        4\n")
+    found = docexamples.rewritten("app/box.py", "app.box", base, head)
+    assert [(r.nodeid, r.source, r.base, r.head) for r in found] == [
+        ("app/box.py::app.box", "1 + 1", "2", "3"),
+        ("app/box.py::app.box.Box.size", "Box().size()", "3", "4")]
+    assert docexamples.rewritten("a.py", "a", base, base.replace("1 + 1", "1 + 2")) == []
+    assert docexamples.rewritten("a.py", "a", base, "def (\n") == []

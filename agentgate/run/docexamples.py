@@ -1,0 +1,78 @@
+"""Docstring examples whose expected output a patch rewrote (pure).
+
+With ``--doctest-modules`` every docstring example of a module is a test, and it lives in
+the module the patch changes: its base form cannot be laid over head's code the way a test
+file's is (red-team: the agent broke ``add`` and changed ``>>> add(2, 3)`` to expect
+``-1``). What can be told from the two texts alone is the rewrite itself: an example whose
+source the base and head share and whose expected output differs. That is a rewritten
+test, judged like one (``rewritten_tests``, ``.agentgate/accepted``); the example's node id
+is pytest's (``app/calc.py::app.calc.add``).
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    nodeid: str  # pytest's doctest item: ``path::module.qualname``
+    source: str  # the example's first line
+    base: str  # what the base expects, first line
+    head: str  # what head expects, first line
+
+
+def rewritten(path: str, module: str, base: str, head: str) -> list[Rewritten]:
+    """The examples of ``path`` (module ``module``) whose expected output head changed."""
+    old, new = _examples(base), _examples(head)
+    found = []
+    for qualname, wants in sorted(new.items()):
+        before = old.get(qualname, {})
+        for source, want in wants.items():
+            if source in before and before[source] != want:
+                name = f"{module}.{qualname}" if qualname else module
+                found.append(Rewritten(f"{path}::{name}", _first(source), _first(before[source]),
+                                       _first(want)))
+    return found
+
+
+def _examples(text: str) -> dict[str, dict[str, str]]:
+    """qualname ("" for the module) -> example source -> expected output; nothing for a
+    text that does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    parser = doctest.DocTestParser()
+    for qualname, node in _documented(tree, ""):
+        doc = ast.get_docstring(node, clean=False)
+        if not doc or ">>>" not in doc:
+            continue
+        try:
+            examples = parser.get_examples(doc)
+        except ValueError:  # a malformed example: pytest reports it as a failing test
+            continue
+        found[qualname] = {e.source: e.want for e in examples}
+    return found
+
+
+_Documented = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _documented(node: _Documented, prefix: str) -> list[tuple[str, _Documented]]:
+    """The module and every function and class in it (nested ones by their dotted name),
+    as doctest's finder names them."""
+    out: list[tuple[str, _Documented]] = [(prefix, node)]
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = f"{prefix}.{child.name}" if prefix else child.name
+            out += _documented(child, name)
+    return out
+
+
+def _first(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 60 else line[:57] + "..."
