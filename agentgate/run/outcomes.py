@@ -350,6 +350,13 @@ def decided_by(exc: BaseException, item: pytest.Item) -> str | None:
     return None
 
 
+def _test_code(item: pytest.Item) -> Any:
+    """The code object of a test function item's function, or None (not a function)."""
+    obj = item.__dict__.get("_obj") if isinstance(item, pytest.Function) else None
+    func = getattr(obj, "__func__", obj)
+    return getattr(func, "__code__", None)
+
+
 def binds_pytestmark(path: str) -> bool:
     """Whether a module's source binds ``pytestmark`` at its top level (an assignment, an
     import, a ``for`` or ``with`` target, inside ``if``/``try`` too); a file that cannot be
@@ -534,6 +541,7 @@ class Outcomes:
         self._root = ""
         self._patterns: list[str] = []
         self._pins: dict[str, object] = {}
+        self._codes: dict[str, Any] = {}  # node id -> its function's code, as collected
         self.state = StateLeaks()  # registered beside it (``pytest_configure``)
 
     @pytest.hookimpl(trylast=True)
@@ -663,6 +671,8 @@ class Outcomes:
     def _phase(self, item: pytest.Item, when: str) -> Generator[None, None, None]:
         entry = self.tests.setdefault(item.nodeid, {})
         entry[when] = "started"
+        if when == "call":
+            self._same_code(item)
         try:
             result = yield
         except BaseException as exc:
@@ -694,6 +704,16 @@ class Outcomes:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
         self._marked(session.items)
+        self._codes = {item.nodeid: _test_code(item) for item in session.items}
+
+    def _same_code(self, item: pytest.Item) -> None:
+        """The test's function about to run is the code collection found (red-team: code
+        under test set ``item._obj`` to a no-op from a replaced ``Function.setup`` or a
+        fixture's machinery, or swapped the test's ``__code__`` from a thread)."""
+        before = self._codes.get(item.nodeid)
+        if before is not None and _test_code(item) is not before:
+            self._alter(f"the code of {item.nodeid} changed between its collection and its "
+                        "call")
 
     def _marked(self, items: Iterable[pytest.Item]) -> None:
         """A test module of the tree holding a ``pytestmark`` its source never binds: code

@@ -389,6 +389,10 @@ NEUTERING_APP = {
     "assertion-a-skip": "import builtins\nimport pytest\n\n\n"
         "class Quiet(pytest.skip.Exception):\n    pass\n\n\n"
         "builtins.AssertionError = Quiet\n",
+    # Red-team: an unpinned part (the item's setup) that sets the test's function to a no-op.
+    "obj-replaced-in-setup": "import _pytest.python\n\n_setup = _pytest.python.Function.setup\n"
+        "\n\ndef setup(self):\n    _setup(self)\n    self._obj = lambda *a, **k: None\n\n\n"
+        "_pytest.python.Function.setup = setup\n",
 }
 
 
