@@ -80,16 +80,17 @@ def rewritten_examples(root: Path, checked: RangeCheck) -> list[docexamples.Rewr
     found: list[docexamples.Rewritten] = []
     for path, (base, head) in sorted(_texts(root, wanted).items()):
         module = module_name(checked.config, path)
-        if base is not None and head is not None and module is not None and (
-                ">>>" in base and ">>>" in head):
+        if base is not None and head is not None and module is not None and ">>>" in base:
             found += docexamples.rewritten(path, module, base, head)
     return found
 
 
 def _rewritten_example(e: docexamples.Rewritten, rule: str) -> Reason:
     verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
-    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {e.nodeid}: the patch changed "
-                  f"what its example `{e.source}` expects ({e.base!r} -> {e.head!r}). A human "
+    what = ("no longer has it as the base wrote it" if e.head == docexamples.GONE
+            else f"changed what it expects ({e.base!r} -> {e.head!r})")
+    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {e.nodeid}: its example "
+                  f"`{e.source}` (expecting {e.base!r}): the patch {what}. A human "
                   f"accepts it by listing it in {trust.ACCEPTED_FILE} in a commit of its own",
                   path=e.nodeid.split("::", 1)[0])
 

@@ -3,10 +3,11 @@
 With ``--doctest-modules`` every docstring example of a module is a test, and it lives in
 the module the patch changes: its base form cannot be laid over head's code the way a test
 file's is (red-team: the agent broke ``add`` and changed ``>>> add(2, 3)`` to expect
-``-1``). What can be told from the two texts alone is the rewrite itself: an example whose
-source the base and head share and whose expected output differs. That is a rewritten
-test, judged like one (``rewritten_tests``, ``.agentgate/accepted``); the example's node id
-is pytest's (``app/calc.py::app.calc.add``).
+``-1``). What can be told from the two texts alone is the rewrite itself: a base example
+head expects otherwise, or no longer has as the base wrote it (removed, moved, a ``+SKIP``
+added). That is a rewritten test, judged like one (``rewritten_tests``,
+``.agentgate/accepted``); the example's node id is pytest's (``app/calc.py::app.calc.add``).
+An example added before it that rebinds a name it uses is not seen.
 """
 
 from __future__ import annotations
@@ -24,18 +25,35 @@ class Rewritten:
     head: str  # what head expects, first line
 
 
+GONE = "(no such example at head)"
+
+
 def rewritten(path: str, module: str, base: str, head: str) -> list[Rewritten]:
-    """The examples of ``path`` (module ``module``) whose expected output head changed."""
+    """The base's examples of ``path`` (module ``module``) that head expects otherwise, or
+    no longer has where the base had them: removed, its source edited (a ``+SKIP`` or
+    ``+ELLIPSIS`` directive added, a space changed), moved to another docstring (red-team:
+    each of those hid the example the patch broke)."""
+    if not _parses(head):
+        return []  # pytest fails to collect the module: the band says so
     old, new = _examples(base), _examples(head)
     found = []
-    for qualname, wants in sorted(new.items()):
-        before = old.get(qualname, {})
+    for qualname, wants in sorted(old.items()):
+        after = new.get(qualname, {})
+        name = f"{module}.{qualname}" if qualname else module
         for source, want in wants.items():
-            if source in before and before[source] != want:
-                name = f"{module}.{qualname}" if qualname else module
-                found.append(Rewritten(f"{path}::{name}", _first(source), _first(before[source]),
-                                       _first(want)))
+            if after.get(source, GONE) != want:
+                now = after.get(source)
+                found.append(Rewritten(f"{path}::{name}", _first(source), _first(want),
+                                       GONE if now is None else _first(now)))
     return found
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _examples(text: str) -> dict[str, dict[str, str]]:

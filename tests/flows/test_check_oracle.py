@@ -763,7 +763,8 @@ DOCUMENTED = ('def shout(s):\n    """Shout.\n\n    >>> shout("a")\n    \'A\'\n  
 @pytest.mark.parametrize(("code", "expected"), [
     (DOCUMENTED.replace("'A'", "'a'").replace("s.upper()", "s.lower()"), 4),
     (DOCUMENTED.replace('    """\n', '    >>> shout("b")\n    \'B\'\n    """\n'), 0),
-], ids=["expectation-rewritten", "example-added"])
+    ('def shout(s):\n    return s.lower()\n', 4),  # the docstring, examples and all, gone
+], ids=["expectation-rewritten", "example-added", "docstring-removed"])
 def test_a_docstring_example_the_patch_rewrites_is_a_rewritten_test(
     chain: GitRepo, code: str, expected: int,
 ) -> None:
@@ -785,8 +786,9 @@ def test_a_docstring_example_the_patch_rewrites_is_a_rewritten_test(
 
 
 def test_which_docstring_examples_a_patch_rewrote() -> None:
-    """The module's, a class's and a method's examples by pytest's doctest ids; a changed
-    source is a new example, not a rewrite; a text that does not parse has none."""
+    """The module's, a class's and a method's examples by pytest's doctest ids; an example
+    removed or its source edited is gone from head; a head that does not parse fails to
+    collect (the band reports it)."""
     from agentgate.run import docexamples
 
     base = ('"""\n>>> 1 + 1\n2\n"""\n\n\nclass Box:\n    def size(self):\n'
@@ -796,5 +798,10 @@ def test_which_docstring_examples_a_patch_rewrote() -> None:
     assert [(r.nodeid, r.source, r.base, r.head) for r in found] == [
         ("app/box.py::app.box", "1 + 1", "2", "3"),
         ("app/box.py::app.box.Box.size", "Box().size()", "3", "4")]
-    assert docexamples.rewritten("a.py", "a", base, base.replace("1 + 1", "1 + 2")) == []
-    assert docexamples.rewritten("a.py", "a", base, "def (\n") == []
+    # Removed, or its source edited (a directive added): the base's example is gone.
+    for head in (base.replace(">>> 1 + 1\n2\n", ""),
+                 base.replace("1 + 1", "1 + 1  # doctest: +SKIP")):
+        assert [(r.nodeid, r.head) for r in docexamples.rewritten("a.py", "a", base, head)] == [
+            ("a.py::a", docexamples.GONE)]
+    assert docexamples.rewritten("a.py", "a", base, base) == []
+    assert docexamples.rewritten("a.py", "a", base, "def (\n") == []  # collection fails
