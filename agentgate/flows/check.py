@@ -275,10 +275,14 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     if planned.blocked:
         _not_run(result, planned)
     else:
+        from agentgate.run import tamper
+
+        before = tamper.snapshot(root)
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)
             ran = _run(root, planned, tree, result, shadow=shadow, workers=workers,
                        display=display)
+        result.reasons += _tampered(tamper.changed(root, before))
     _prune(root, planned, result)  # the tree's lock is released by now
     if head == "HEAD":
         result.notes += _uncommitted(root)
@@ -383,6 +387,19 @@ def _run(
     ran = BandRun(report if full is None else full, selection if full is None else None,
                   tuple(checkrun_results.shadow_missed(report, selection)), shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _tampered(paths: list[str]) -> list[Reason]:
+    """agentgate's own state changed by something else while the patch's code ran
+    (``run.tamper``): what was read from it afterwards cannot be trusted."""
+    if not paths:
+        return []
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return [Reason("state-tampered", Verdict.BLOCKED, f"agentgate's own state under "
+                   f".git/agentgate changed while the patch's code ran ({shown}), not by "
+                   "agentgate: what it read from there afterwards cannot be trusted; remove "
+                   "the files (agentgate gc --all) and check again",
+                   path=".git/agentgate")]
 
 
 def _uncommitted(root: Path) -> list[str]:

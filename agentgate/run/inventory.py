@@ -28,7 +28,7 @@ from agentgate.core.errors import AgentgateError
 from agentgate.core.model import Change
 from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio, worktrees
-from agentgate.run import session
+from agentgate.run import session, tamper
 
 CONFTEST = "conftest.py"
 _FORMAT = 1
@@ -127,6 +127,8 @@ def _read(path: Path, files: tuple[str, ...]) -> Inventory | None:
 def _write(path: Path, found: Inventory) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": _FORMAT, "files": list(found.files), "nodeids": list(found.nodeids)}
+    text = json.dumps(data).encode("utf-8")
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.write_bytes(text)
     tmp.replace(path)
+    tamper.wrote(path, text)

@@ -22,7 +22,7 @@ from typing import Any
 from agentgate.core.config import Config
 from agentgate.core.paths import function_id
 from agentgate.git import gitio, overlay, worktrees
-from agentgate.run import band, interp, session
+from agentgate.run import band, interp, session, tamper
 from agentgate.run import inventory as inventory_mod
 from agentgate.run import suppress as judge
 from agentgate.run.suppress import Judged
@@ -277,7 +277,8 @@ def _read_at_base(path: Path) -> dict[str, str]:
 
 def _write_at_base(path: Path, known: Mapping[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"format": _AT_BASE_FORMAT, "outcomes": dict(known)}).encode("utf-8")
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"format": _AT_BASE_FORMAT, "outcomes": dict(known)}),
-                   encoding="utf-8")
+    tmp.write_bytes(text)
     tmp.replace(path)
+    tamper.wrote(path, text)

@@ -805,3 +805,35 @@ def test_which_docstring_examples_a_patch_rewrote() -> None:
             ("a.py::a", docexamples.GONE)]
     assert docexamples.rewritten("a.py", "a", base, base) == []
     assert docexamples.rewritten("a.py", "a", base, "def (\n") == []  # collection fails
+
+
+PLANTER = ("import pathlib, subprocess\n\n"
+           "_common = subprocess.run(['git', 'rev-parse', '--git-common-dir'], text=True,\n"
+           "                         capture_output=True).stdout.strip()\n"
+           "_state = pathlib.Path(_common).resolve() / 'agentgate' / 'inventory'\n"
+           "_state.mkdir(parents=True, exist_ok=True)\n"
+           "(_state / 'at-base-planted.json').write_text('{}')\n\n\n"
+           "def shout(s):\n    return s.upper()\n")
+
+
+def test_the_patchs_code_writing_agentgates_state_blocks(chain: GitRepo) -> None:
+    """Red-team (round 3): head's code wrote ``.git/agentgate/inventory/at-base-*.json`` (and
+    a base inventory) saying what it skipped or made vanish was so on the base too, which the
+    check read after the band. Any file of agentgate's state that changed while the patch's
+    code ran, not by agentgate, blocks. The twin: the caches agentgate writes itself (a
+    skipped test's run on the base) block nothing."""
+    commit(chain, {"app/util.py": PLANTER}, "agent change")
+    data = check_json(chain)
+    assert data["exit_code"] == 4, data["reasons"]
+    assert "inventory/at-base-planted.json" in reason(data, "state-tampered")["detail"]
+    # The twin: a platform skip whose base run agentgate caches itself.
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()\n",
+                   "tests/test_skip.py": "import pytest\n\nfrom app.util import shout\n\n\n"
+                   "@pytest.mark.skip\ndef test_later():\n    assert shout('a') == 'A'\n"},
+           "a skipped test")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()  # same\n"})
+    (chain.path / ".git" / "agentgate" / "inventory" / "at-base-planted.json").unlink()
+    clean = check_json(chain)
+    assert clean["exit_code"] == 0, clean["reasons"]
+    assert list((chain.path / ".git" / "agentgate" / "inventory").glob("at-base-*.json"))
