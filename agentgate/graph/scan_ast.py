@@ -86,7 +86,7 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
         imports += folders
         escalations += computed
         _executed(calls, depth, imports, escalations)
-        imports += _named_targets(calls)
+        imports += _named_targets(calls, names.constants)
         reached, unknown = indirect(calls, refs, subscripts, import_nodes, lists, assigns,
                                     tree)
         imports += reached
@@ -164,7 +164,9 @@ _PATCH_PARTS = frozenset({"dict", "multiple"})
 _MODULE_CALLS = frozenset({"DocTestSuite"})
 
 
-def _named_targets(calls: list[ast.Call]) -> list[str]:
+def _named_targets(calls: list[ast.Call], constants: dict[str, str]) -> list[str]:
+    """The modules patch-like calls name, by a literal or a module-level constant
+    (``TARGET = "app.calc.mul"``; ``mock.patch(TARGET)``)."""
     found = []
     for call in calls:
         func = call.func
@@ -172,7 +174,8 @@ def _named_targets(calls: list[ast.Call]) -> list[str]:
         if name in _PATCH_PARTS and isinstance(func, ast.Attribute) and isinstance(
                 func.value, ast.Attribute | ast.Name) and _last_name(func.value) == "patch":
             name = "patch"
-        text = _literal(call.args[0]) if call.args else None
+        first = call.args[0] if call.args else None
+        text = constants.get(first.id) if isinstance(first, ast.Name) else _literal(first)
         if text is None or not _DOTTED_NAME.fullmatch(text):
             continue
         if name in _MODULE_CALLS:

@@ -171,11 +171,14 @@ def test_a_dotted_target_a_patch_imports_is_an_import() -> None:
             doctest.DocTestSuite("app.doc")
             monkeypatch.setattr(obj, "name", 1)
             mock.patch.object(obj, "calc")
+            mock.patch(TARGET)
+
+        TARGET = "app.held.g"
         """
     )
     assert set(scan.imports) - {"doctest", "unittest:mock", "unittest.mock:patch"} == {
         "app.calc:mul", "app.a:b", "app.conf:SETTINGS", "app:multi", "app.m:f", "app.s:t",
-        "app.d:e", "app.doc"}
+        "app.d:e", "app.doc", "app.held:g"}
     assert scan.escalations == ()
 
 
