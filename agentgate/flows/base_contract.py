@@ -8,7 +8,9 @@ says what head did with each; the base oracle runs the base's form of each suppr
 edited test (and, when the harness changed, the selection under the base's harness) on
 head's code. Reasons: ``suppressed-failure`` and ``harness-hid-failure`` block (4);
 ``rewritten-test`` blocks or is reported per ``rewritten_tests``; harmless suppressions are
-notes.
+notes. A base test head skipped with its base form unchanged runs on the base itself
+(``skipped-by-code`` when the base ran it), and with ``--doctest-modules`` a docstring
+example the patch rewrote is a ``rewritten-test`` (``run.docexamples``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
         return None
     found = judge_range(root, checked, selection, report, vouched)
     asked = skipped_by_code_candidates(root, checked, report, found)
-    ok = accepted(root, checked) if found is not None or asked else frozenset()
+    examples = rewritten_examples(root, checked)
+    ok = accepted(root, checked) if found is not None or asked or examples else frozenset()
     if found is not None:
         # A suppression the base itself ran is no harmless one: ``skipped_by_code`` says it.
         shown = dataclasses.replace(found, suppressed=tuple(
@@ -57,13 +60,10 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
         more, notes = skipped_by_code(root, checked, asked, ok)
         result.reasons += more
         result.notes += notes
-    examples = rewritten_examples(root, checked)
-    if examples:
-        ok = accepted(root, checked) if not (found is not None or asked) else ok
-        rule = policy(checked)
-        result.reasons += [_rewritten_example(e, rule) for e in examples if e.nodeid not in ok]
-        result.notes += [f"accepted in {trust.ACCEPTED_FILE}: {e.nodeid} (rewritten example)"
-                         for e in examples if e.nodeid in ok]
+    rule = policy(checked)
+    result.reasons += [_rewritten_example(e, rule) for e in examples if e.nodeid not in ok]
+    result.notes += [f"accepted in {trust.ACCEPTED_FILE}: {e.nodeid} (rewritten example)"
+                     for e in examples if e.nodeid in ok]
     return found
 
 
