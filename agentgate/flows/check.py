@@ -345,6 +345,7 @@ def _run(
                          _patch_tests(planned) if planned.base_given else ())
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
+    report = _no_tests_at_base(root, planned, report)
     result.reasons += checkrun_results.run_reasons(report, selection)
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})
@@ -387,6 +388,38 @@ def _run(
     ran = BandRun(report if full is None else full, selection if full is None else None,
                   tuple(checkrun_results.shadow_missed(report, selection)), shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _no_tests_at_base(root: Path, planned: Planned, report: band.BandReport
+                      ) -> band.BandReport:
+    """A selected file that collected no test is no failure when the base's own collection
+    of it has none either: a helper module named as tests are (Markdown's
+    ``markdown/test_tools.py`` failed every check that reached it, new-user check). One the
+    base has tests in stays ``not-collected``: the patch made them vanish. The base's
+    collection is the cached base inventory; only asked when such a file occurs."""
+    from agentgate.core.errors import AgentgateError
+    from agentgate.run import inventory
+
+    files = sorted({n for p in report.problems if p.code == "not-collected"
+                    for n in p.nodeids if "::" not in n})
+    if not files or not planned.base_given:
+        return report
+    mb = planned.range.merge_base
+    at_base = [f for f in files if f in set(gitio.ls_tree(root, mb, tuple(files)))]
+    try:
+        tests = inventory.inventory(root, planned.range.config, mb, tuple(at_base)).nodeids
+    except AgentgateError:
+        return report  # the base cannot be collected: the problem stands
+    empty = {f for f in files if not any(n.split("::", 1)[0] == f for n in tests)}
+    problems = []
+    for problem in report.problems:
+        if problem.code == "not-collected" and empty & set(problem.nodeids):
+            left = tuple(n for n in problem.nodeids if n not in empty)
+            if not left:
+                continue
+            problem = dataclasses.replace(problem, nodeids=left)
+        problems.append(problem)
+    return dataclasses.replace(report, problems=tuple(problems))
 
 
 def _tampered(paths: list[str]) -> list[Reason]:

@@ -187,3 +187,37 @@ def test_a_helper_improved_with_the_code_passes(chain: GitRepo) -> None:
                        "assert word == expected", "assert word == expected, word")})
     data = check_json(chain)
     assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
+
+
+HELPERS = ("import unittest\n\nfrom app.util import shout\n\n\n"
+           "class Case(unittest.TestCase):  # a base for the project's tests: no test of its own\n"
+           "    def assert_shouted(self, s):\n        self.assertEqual(shout(s), s.upper())\n")
+
+
+def test_a_helper_module_named_as_tests_are_with_no_test_at_the_base_passes(
+    chain: GitRepo,
+) -> None:
+    """New-user check (Markdown's ``markdown/test_tools.py``): a module pytest's patterns
+    name a test file, holding only a base class, collects nothing at head as at the base;
+    every check reaching it failed with ``not-collected``."""
+    commit(chain, {"tests/test_tools.py": HELPERS}, "test helpers")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()  # same\n"})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, [])
+
+
+def test_a_file_whose_tests_vanished_still_is_not_collected(chain: GitRepo) -> None:
+    """The attack next to it: the base collects ``test_shout`` from ``tests/test_util.py``;
+    at head the file collects nothing beside another file that does. The base has tests
+    there: the file's tests vanished, and ``not-collected`` says so."""
+    commit(chain, {"tests/test_more.py": "from app.util import shout\n\n\n"
+                   "def test_more():\n    assert shout('') == ''\n"}, "another test")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": BROKEN_SHOUT,
+                   "tests/test_util.py": "__test__ = False\nfrom app.util import shout\n\n"
+                   "def test_shout():\n    assert shout('a') == 'A'\n"})
+    data = check_json(chain)
+    assert data["exit_code"] != 0
+    found = [r for r in data["reasons"] if r["code"] == "not-collected"]
+    assert found and "tests/test_util.py" in found[0]["detail"], codes(data)
