@@ -127,15 +127,20 @@ def _doctests(root: Path, head: str, head_pytest: Mapping[str, str | None]) -> f
 
 def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
     """The changed files an ``inert`` pattern matches, each with the Python files at head
-    whose text names it (its file name): one ``git grep`` per such file, none for a range
-    that changes no doc."""
-    found: dict[str, tuple[str, ...]] = {}
-    for path in sorted({p for c in checked.changes for p in c.paths}):
-        if not path.endswith(".py") and planner.inert(checked.config, path):
-            name = posixpath.basename(path)
-            found[path] = tuple(sorted(gitio.files_matching(
-                root, checked.head, name, ("*.py",), fixed=True)))
-    return found
+    whose text names it (its file name): one ``git grep`` for the files naming any of them and
+    one read of those, whatever the number of docs; nothing for a range that changes none."""
+    inert = sorted({p for c in checked.changes for p in c.paths
+                    if not p.endswith(".py") and planner.inert(checked.config, p)})
+    if not inert:
+        return {}
+    names = {p: posixpath.basename(p) for p in inert}
+    readers = gitio.files_matching(root, checked.head, tuple(sorted(set(names.values()))),
+                                   ("*.py",), fixed=True)
+    blobs = gitio.ls_tree(root, checked.head, tuple(sorted(readers))) if readers else {}
+    texts = gitio.cat_blobs(root, list(blobs.values()))
+    return {p: tuple(sorted(f for f, b in blobs.items()
+                            if name.encode("utf-8", "surrogateescape") in texts.get(b, b"")))
+            for p, name in names.items()}
 
 
 def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | None = None) -> Result:
@@ -405,7 +410,8 @@ def _no_tests_at_base(root: Path, planned: Planned, report: band.BandReport
     if not files or not planned.base_given:
         return report
     mb = planned.range.merge_base
-    at_base = [f for f in files if f in set(gitio.ls_tree(root, mb, tuple(files)))]
+    present = gitio.ls_tree(root, mb, tuple(files))
+    at_base = [f for f in files if f in present]
     try:
         tests = inventory.inventory(root, planned.range.config, mb, tuple(at_base)).nodeids
     except AgentgateError:

@@ -350,14 +350,16 @@ def ls_tree(root: Path, rev: str, paths: tuple[str, ...] = ()) -> dict[str, str]
     return {path: blob for blob, path in _LS_TREE.findall(text)}
 
 
-def files_matching(root: Path, rev: str, pattern: str, paths: tuple[str, ...] = (),
-                   *, fixed: bool = False) -> set[str]:
+def files_matching(root: Path, rev: str, pattern: str | tuple[str, ...],
+                   paths: tuple[str, ...] = (), *, fixed: bool = False) -> set[str]:
     """Files at ``rev`` (under ``paths``) with a line matching the extended regular expression
-    ``pattern`` (``fixed``: holding the text itself): one ``git grep`` (a doctest example
-    line: the files a doctest run collects examples from)."""
+    ``pattern``, or any of several (``fixed``: holding the text itself): one ``git grep`` (a
+    doctest example line: the files a doctest run collects examples from)."""
+    patterns = (pattern,) if isinstance(pattern, str) else pattern
     proc = subprocess.run(
         ["git", "-C", os.fspath(root), "grep", "-l", "-z", "-F" if fixed else "-E", "-I",
-         "-e", pattern, rev, "--", *paths], capture_output=True, env=no_git_env())
+         *(a for p in patterns for a in ("-e", p)), rev, "--", *paths],
+        capture_output=True, env=no_git_env())
     if proc.returncode not in (0, 1):  # 1: no match
         raise GitError(f"git grep failed: {_line(proc.stderr)}")
     prefix = f"{rev}:"

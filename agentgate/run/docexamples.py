@@ -81,9 +81,11 @@ _Documented = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def _documented(node: _Documented, prefix: str) -> list[tuple[str, _Documented]]:
-    """The module and every function and class in it (nested ones by their dotted name),
-    as doctest's finder names them."""
+    """The module and the functions and classes doctest's finder looks into, by the dotted
+    names it gives them: the module's and each class's, not a function's inner ones."""
     out: list[tuple[str, _Documented]] = [(prefix, node)]
+    if not isinstance(node, ast.Module | ast.ClassDef):
+        return out
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name = f"{prefix}.{child.name}" if prefix else child.name

@@ -221,8 +221,6 @@ ONLY_OPTION = "--agentgate-only"  # as run/outcomes.py defines it (not imported:
 class AtBase:
     outcomes: Mapping[str, str]  # node id -> passed, failed, skipped or xfailed on the base
     problem: str = ""  # the run did not finish: nothing is known
-    ran: bool = False  # a run was made (not all from the cache)
-    run: band.RunResult | None = None
 
 
 def outcomes_at_base(root: Path, config: Config, merge_base: str, nodeids: Iterable[str]
@@ -246,13 +244,12 @@ def outcomes_at_base(root: Path, config: Config, merge_base: str, nodeids: Itera
             runner, "base-run", (f"{ONLY_OPTION}={listed}", *_args(files)))
     if data is None or not data.get("finished"):
         return AtBase({}, f"the run of the base's own tests did not finish (exit "
-                          f"{result.exit_code}): {judge.failure_line('', result.output_tail)}",
-                      ran=True, run=result)
+                          f"{result.exit_code}): {judge.failure_line('', result.output_tail)}")
     tests = data.get("tests") or {}
     for nodeid in missing:  # "" : the base does not have it
         known[nodeid] = judge.oracle_outcome(nodeid, data) if nodeid in tests else ""
     _write_at_base(path, known)
-    return AtBase({n: known[n] for n in wanted if known[n]}, ran=True, run=result)
+    return AtBase({n: known[n] for n in wanted if known[n]})
 
 
 def _at_base_path(root: Path, config: Config, merge_base: str) -> Path:

@@ -7,8 +7,9 @@ inventory, the base's own outcomes and the witness store are kept and read after
 skipped on the base too, and a base inventory without the case it made vanish). Before the
 runs the state's files are noted; afterwards every file that changed or appeared must hold
 exactly what agentgate itself wrote there (``wrote``), else the check says which, and blocks.
-Worktrees and scratch folders (``worktrees/``) are the runs' own, and SQLite's side files
-are its own.
+Worktrees and scratch folders (``worktrees/``) are the runs' own. SQLite's side files count
+like any other: reading the witness store makes none, and a journal or WAL planted next to
+it would change what SQLite reads.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from pathlib import Path
 from agentgate.git import gitio
 
 _OWN = ("worktrees",)
-_SIDE = ("-wal", "-shm", "-journal")
 _WRITTEN: dict[str, str] = {}  # real path -> sha256 of what agentgate last wrote there
 
 Snapshot = dict[str, tuple[int, int, int]]  # path from the state dir -> (size, mtime, inode)
@@ -76,6 +76,4 @@ def _files(state: Path) -> Iterator[Path]:
         here = Path(top)
         if here == state:
             dirs[:] = [d for d in dirs if d not in _OWN]
-        for name in names:
-            if not name.endswith(_SIDE):
-                yield here / name
+        yield from (here / name for name in names)

@@ -816,16 +816,21 @@ PLANTER = ("import pathlib, subprocess\n\n"
            "def shout(s):\n    return s.upper()\n")
 
 
-def test_the_patchs_code_writing_agentgates_state_blocks(chain: GitRepo) -> None:
+@pytest.mark.parametrize("planted", ["inventory/at-base-planted.json",
+                                     "witness/witness.sqlite3-journal"])
+def test_the_patchs_code_writing_agentgates_state_blocks(chain: GitRepo, planted: str) -> None:
     """Red-team (round 3): head's code wrote ``.git/agentgate/inventory/at-base-*.json`` (and
     a base inventory) saying what it skipped or made vanish was so on the base too, which the
     check read after the band. Any file of agentgate's state that changed while the patch's
     code ran, not by agentgate, blocks. The twin: the caches agentgate writes itself (a
     skipped test's run on the base) block nothing."""
-    commit(chain, {"app/util.py": PLANTER}, "agent change")
+    # A hot journal next to the witness store would change what SQLite reads from it.
+    commit(chain, {"app/util.py": PLANTER.replace("'inventory'", repr(planted.split("/")[0]))
+                   .replace("'at-base-planted.json'", repr(planted.split("/")[1]))},
+           "agent change")
     data = check_json(chain)
     assert data["exit_code"] == 4, data["reasons"]
-    assert "inventory/at-base-planted.json" in reason(data, "state-tampered")["detail"]
+    assert planted in reason(data, "state-tampered")["detail"]
     # The twin: a platform skip whose base run agentgate caches itself.
     commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()\n",
                    "tests/test_skip.py": "import pytest\n\nfrom app.util import shout\n\n\n"
@@ -833,7 +838,7 @@ def test_the_patchs_code_writing_agentgates_state_blocks(chain: GitRepo) -> None
            "a skipped test")
     chain.git("tag", "-f", "base")
     commit(chain, {"app/util.py": "def shout(s):\n    return s.upper()  # same\n"})
-    (chain.path / ".git" / "agentgate" / "inventory" / "at-base-planted.json").unlink()
+    (chain.path / ".git" / "agentgate" / planted).unlink()
     clean = check_json(chain)
     assert clean["exit_code"] == 0, clean["reasons"]
     assert list((chain.path / ".git" / "agentgate" / "inventory").glob("at-base-*.json"))

@@ -158,6 +158,9 @@ def test_a_doc_the_code_names_is_read_by_it(chain: GitRepo) -> None:
     chain.git("tag", "-f", "base")
     commit(chain, {"CHANGELOG.md": "- second\n"})
     assert plan_json(chain)["tests"] == []
+    # Both in one range (one lookup for all the docs): each keeps its own readers.
+    commit(chain, {"RATES.md": "0.4\n", "CHANGELOG.md": "- third\n"})
+    assert plan_json(chain)["tests"] == ["tests/test_report.py", "tests/test_session.py"]
 
 
 def test_protected_module_reached_transitively_promotes(chain: GitRepo) -> None:
