@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from agentgate.attribution import evidence
 from agentgate.attribution.request import CONTEXTS, MODES, FreezeRequest, Request
 from agentgate.attribution.runs import (
+    ISOLATED_ENV,
     Harness,
     Run,
     Runner,
@@ -338,7 +339,7 @@ def _summary(
         seeds=tuple(sorted({r.run.seed for r in records})), runs=request.runs,
         repeats=request.repeats, stage="matched" if request.mode == "matched" else "swept",
         jobs=jobs, serial=request.serial, python=python,
-        env={"TZ": config.tz, "LC_ALL": config.lc_all},
+        env={"TZ": config.tz, "LC_ALL": config.lc_all, **ISOLATED_ENV},
         base=None if base_problem else TreeEvidence("base", base, trees["base"]),
         head=TreeEvidence("head", head, trees["head"]),
         reverted=TreeEvidence("reverted", base, trees["reverted"]) if trees["reverted"] else None,

@@ -12,8 +12,10 @@ lives inside the main checkout's git dir) into the main checkout's config and co
 from __future__ import annotations
 
 import os
+import shutil
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentgate.core.config import option_words, pytest_option
@@ -23,7 +25,6 @@ from agentgate.run.junit import Outcome, read_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-    from pathlib import Path
 
     from agentgate.core.config import Config
 
@@ -138,15 +139,53 @@ def _distributes(inifile: Path) -> bool:
                or (w.startswith("-n") and w[2:].isdigit()) for w in words)
 
 
-def run_env(harness: Harness, tree: Tree, seed: int) -> dict[str, str]:
+# Each run's own home and temporary folder, as Bazel gives each test: what one run (or the
+# developer's own earlier run at head) leaves under ``~`` or in ``$TMPDIR`` -- a cache, a
+# config -- is no input to another. Shown with the pinned variables in reports and evidence.
+FRESH = "(fresh per run)"
+ISOLATED_ENV = {"HOME": FRESH, "TMPDIR": FRESH}
+_HOME_DERIVED = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+                 "TEMP", "TMP", "PYTEST_DEBUG_TEMPROOT")
+
+
+def run_env(harness: Harness, tree: Tree, seed: int, home: Path) -> dict[str, str]:
     """``interp.test_env`` (pinned TZ/LC_ALL, the tree's sources first, no user site, git
-    and pytest variables stripped) with this run's seed."""
+    and pytest variables stripped) with this run's seed, and ``home`` (empty, the run's own)
+    as ``HOME`` and, in it, ``TMPDIR``; the XDG folders follow ``HOME``. Git's global
+    configuration stays the user's (a test that commits needs an identity)."""
     env = interp.test_env(harness.config, tree.path, seed=seed)
+    user_git = _user_git_config(env)
+    for name in _HOME_DERIVED:
+        env.pop(name, None)
+    env["HOME"] = os.fspath(home)
+    env["TMPDIR"] = os.fspath(home / "tmp")
+    if user_git is not None:
+        env["GIT_CONFIG_GLOBAL"] = user_git
     if harness.context == "file":
         # Last on the path: the order plugin must shadow nothing of the project's.
         env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(harness.scratch)])
         env[ORDER_SEED_ENV] = str(seed)
     return env
+
+
+def _user_git_config(env: Mapping[str, str]) -> str | None:
+    """The global git configuration the user's git reads, if there is one."""
+    home = env.get("HOME")
+    if not home:
+        return None
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    for candidate in (os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def fresh_home(harness: Harness, label: str) -> Path:
+    """An empty folder for one run's ``HOME`` (with ``tmp`` in it for ``TMPDIR``)."""
+    home = harness.scratch / "homes" / label
+    shutil.rmtree(home, ignore_errors=True)
+    (home / "tmp").mkdir(parents=True)
+    return home
 
 
 def prepare_scratch(harness: Harness) -> Path:
@@ -184,12 +223,16 @@ class Runner:
         xml = self.harness.scratch / f"{run.label}.xml"
         err_path = self.harness.scratch / f"{run.label}.err"
         argv = [self.harness.python, *pytest_args(self.harness, tree, xml)]
-        env = run_env(self.harness, tree, run.seed)
+        home = fresh_home(self.harness, run.label)
+        env = run_env(self.harness, tree, run.seed, home)
         # stderr goes to a file, not a pipe: a process the test left behind holding the pipe
         # open would otherwise make a finished run look hung.
-        with err_path.open("wb") as err:
-            done = self._session.run(argv, cwd=tree.path, env=env,
-                                     timeout=self.harness.timeout, stderr=err)
+        try:
+            with err_path.open("wb") as err:
+                done = self._session.run(argv, cwd=tree.path, env=env,
+                                         timeout=self.harness.timeout, stderr=err)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
         if done.timed_out:
             return RunRecord(run, Outcome.TIMEOUT, f"killed after {done.seconds:.0f} s",
                              done.seconds)

@@ -214,6 +214,41 @@ def test_a_head_that_writes_into_the_base_tree_gets_no_freeze(repo: GitRepo) -> 
     assert "tests/conftest.py" in extra["base_problem"]
 
 
+CACHED = (
+    "import json, os\n\nPATH = os.path.expanduser('~/.cache/app/rate.json')\n\n\n"
+    "def compute():\n    return 10\n\n\n"
+    "def rate():\n"
+    "    if os.path.exists(PATH):\n        with open(PATH) as f:\n"
+    "            return json.load(f)\n"
+    "    os.makedirs(os.path.dirname(PATH), exist_ok=True)\n"
+    "    with open(PATH, 'w') as f:\n        json.dump(compute(), f)\n"
+    "    return compute()\n"
+)
+TEST_RATE = "from app.core import rate\n\n\ndef test_rate():\n    assert rate() == 10\n"
+
+
+@pytest.mark.e2e
+def test_a_cache_head_left_under_home_is_no_evidence_against_the_base(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flake trial: head's code caches its wrong value in ``~/.cache``; the developer's own
+    run at head left it there, the base read it and failed the same way: PRE_EXISTING,
+    freeze allowed. Every run now has a home of its own."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", os.fspath(home))
+    patch_repo(repo, {"app/core.py": CACHED, "tests/test_core.py": TEST_RATE},
+               {"app/core.py": CACHED.replace("return 10", "return 12")})
+    local = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "tests/test_core.py"], cwd=repo.path, capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": os.fspath(repo.path)})
+    assert local.returncode == 1 and (home / ".cache" / "app" / "rate.json").exists(), local
+    extra = attribute(repo, "tests/test_core.py::test_rate").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False), extra
+    assert extra["env"]["HOME"] == "(fresh per run)"
+    assert json.loads((home / ".cache" / "app" / "rate.json").read_text()) == 12
+
+
 ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
            "def test_b():\n    assert STATE.get('ready')\n")
 

@@ -282,15 +282,37 @@ def test_run_env_pins_inputs_and_puts_the_tree_first(
     monkeypatch.setenv("TZ", "America/New_York")
     monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
     tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
-    env = run_env(_harness(tmp_path), tree, 7)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/elsewhere/cache")
+    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
     assert (env["PYTHONHASHSEED"], env["TZ"], env["LC_ALL"]) == ("7", "UTC", "C.UTF-8")
+    assert (env["HOME"], env["TMPDIR"]) == (os.fspath(tmp_path / "home"),
+                                            os.fspath(tmp_path / "home" / "tmp"))
+    assert "XDG_CACHE_HOME" not in env
     assert env["PYTHONNOUSERSITE"] == "1"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == os.fspath((tmp_path / "wt" / "src").resolve())
     assert "/elsewhere" not in env["PYTHONPATH"]
     assert "PYTEST_ADDOPTS" not in env and "GIT_DIR" not in env
-    file_env = run_env(_harness(tmp_path, "file"), tree, 7)
+    file_env = run_env(_harness(tmp_path, "file"), tree, 7, tmp_path / "home")
     assert file_env["AGENTGATE_ORDER_SEED"] == "7"
     assert file_env["PYTHONPATH"].split(os.pathsep)[-1] == os.fspath(tmp_path / "scratch")
+
+
+def test_run_env_keeps_the_users_git_identity_and_nothing_else_of_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user"
+    (user / ".config" / "git").mkdir(parents=True)
+    (user / ".config" / "git" / "config").write_text("[user]\n\tname = U\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", os.fspath(user))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
+    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
+    assert env["GIT_CONFIG_GLOBAL"] == os.fspath(user / ".config" / "git" / "config")
+    assert env["HOME"] == os.fspath(tmp_path / "home")
+    (user / ".gitconfig").write_text("", encoding="utf-8")
+    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
+    assert env["GIT_CONFIG_GLOBAL"] == os.fspath(user / ".gitconfig")
 
 
 def test_find_inifile_stays_inside_the_tree(tmp_path: Path) -> None:
