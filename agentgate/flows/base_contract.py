@@ -88,6 +88,7 @@ def rewritten_examples(root: Path, checked: RangeCheck) -> list[docexamples.Rewr
 def _rewritten_example(e: docexamples.Rewritten, rule: str) -> Reason:
     verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
     what = ("no longer has it as the base wrote it" if e.head == docexamples.GONE
+            else "runs it after other examples than the base's" if e.head == docexamples.MOVED
             else f"changed what it expects ({e.base!r} -> {e.head!r})")
     return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {e.nodeid}: its example "
                   f"`{e.source}` (expecting {e.base!r}): the patch {what}. A human "

@@ -5,9 +5,11 @@ the module the patch changes: its base form cannot be laid over head's code the 
 file's is (red-team: the agent broke ``add`` and changed ``>>> add(2, 3)`` to expect
 ``-1``). What can be told from the two texts alone is the rewrite itself: a base example
 head expects otherwise, or no longer has as the base wrote it (removed, moved, a ``+SKIP``
-added). That is a rewritten test, judged like one (``rewritten_tests``,
+added), or no longer has after the examples the base had before it (red-team: an example
+added before it rebound a name it uses, so it passed as written on the broken code; the
+examples of a docstring share one namespace and run in order). New examples may follow the
+base's. That is a rewritten test, judged like one (``rewritten_tests``,
 ``.agentgate/accepted``); the example's node id is pytest's (``app/calc.py::app.calc.add``).
-An example added before it that rebinds a name it uses is not seen.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Rewritten:
 
 
 GONE = "(no such example at head)"
+MOVED = "(the same, after other examples than the base's)"
 
 
 def rewritten(path: str, module: str, base: str, head: str) -> list[Rewritten]:
@@ -37,14 +40,19 @@ def rewritten(path: str, module: str, base: str, head: str) -> list[Rewritten]:
         return []  # pytest fails to collect the module: the band says so
     old, new = _examples(base), _examples(head)
     found = []
-    for qualname, wants in sorted(old.items()):
-        after = new.get(qualname, {})
+    for qualname, examples in sorted(old.items()):
+        after = new.get(qualname, [])
         name = f"{module}.{qualname}" if qualname else module
-        for source, want in wants.items():
-            if after.get(source, GONE) != want:
-                now = after.get(source)
-                found.append(Rewritten(f"{path}::{name}", _first(source), _first(want),
-                                       GONE if now is None else _first(now)))
+        # The base's examples must open head's docstring as the base wrote them: from the
+        # first one that does not, each is rewritten (later ones run after other examples).
+        same = 0
+        while same < len(examples) and same < len(after) and examples[same] == after[same]:
+            same += 1
+        wants = dict(after)
+        for source, want in examples[same:]:
+            now = wants.get(source)
+            head_says = GONE if now is None else MOVED if now == want else _first(now)
+            found.append(Rewritten(f"{path}::{name}", _first(source), _first(want), head_says))
     return found
 
 
@@ -56,14 +64,14 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _examples(text: str) -> dict[str, dict[str, str]]:
-    """qualname ("" for the module) -> example source -> expected output; nothing for a
-    text that does not parse."""
+def _examples(text: str) -> dict[str, list[tuple[str, str]]]:
+    """qualname ("" for the module) -> its examples in order, (source, expected output);
+    nothing for a text that does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    found: dict[str, dict[str, str]] = {}
+    found: dict[str, list[tuple[str, str]]] = {}
     parser = doctest.DocTestParser()
     for qualname, node in _documented(tree, ""):
         doc = ast.get_docstring(node, clean=False)
@@ -73,7 +81,7 @@ def _examples(text: str) -> dict[str, dict[str, str]]:
             examples = parser.get_examples(doc)
         except ValueError:  # a malformed example: pytest reports it as a failing test
             continue
-        found[qualname] = {e.source: e.want for e in examples}
+        found[qualname] = [(e.source, e.want) for e in examples]
     return found
 
 

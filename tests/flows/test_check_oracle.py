@@ -807,6 +807,27 @@ def test_which_docstring_examples_a_patch_rewrote() -> None:
     assert docexamples.rewritten("a.py", "a", base, "def (\n") == []  # collection fails
 
 
+def test_a_docstring_example_must_run_after_the_examples_the_base_had_before_it() -> None:
+    """Red-team (round 3): an example added before the base's rebound the name it uses
+    (``>>> add = lambda a, b: 5``), so it passed as written on the broken ``add``. The
+    base's examples must open head's docstring as the base wrote them; new ones may follow.
+    """
+    from agentgate.run import docexamples
+
+    base = ('def add(a, b):\n    """\n    >>> add(2, 3)\n    5\n    >>> add(1, 1)\n    2\n'
+            '    """\n    return a + b\n')
+    rebind = base.replace("    >>> add(2, 3)", "    >>> add = lambda a, b: 5\n    >>> add(2, 3)")
+    assert [(r.source, r.head) for r in docexamples.rewritten("a.py", "a", base, rebind)] == [
+        ("add(2, 3)", docexamples.MOVED), ("add(1, 1)", docexamples.MOVED)]
+    dropped = base.replace("    >>> add(2, 3)\n    5\n", "")
+    assert [(r.source, r.head) for r in docexamples.rewritten("a.py", "a", base, dropped)] == [
+        ("add(2, 3)", docexamples.GONE), ("add(1, 1)", docexamples.MOVED)]
+    appended = base.replace('    2\n    """', '    2\n    >>> add(0, 0)\n    0\n    """')
+    assert docexamples.rewritten("a.py", "a", base, appended) == []
+    prose = base.replace('    """\n    >>> add(2, 3)', '    """Add.\n\n    >>> add(2, 3)')
+    assert docexamples.rewritten("a.py", "a", base, prose) == []
+
+
 PLANTER = ("import pathlib, subprocess\n\n"
            "_common = subprocess.run(['git', 'rev-parse', '--git-common-dir'], text=True,\n"
            "                         capture_output=True).stdout.strip()\n"
