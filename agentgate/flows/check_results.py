@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agentgate.core.model import Reason, Verdict
+from agentgate.run.progress import run_name
 
 if TYPE_CHECKING:
     from agentgate.run import accounting, band
@@ -70,13 +71,9 @@ def _failure_detail(run: band.RunResult) -> str:
            "(usage, collection or internal error; see the output)"
 
 
-_NAMES = {"full": "full suite", "shadow": "shadow full suite",
-          "patch-tests": "patch's test files, run apart"}
-
-
 def _named(run: band.RunResult) -> str:
-    """A run's label as a report names it ("failed in the full" missed a word: issue 13)."""
-    return _NAMES.get(run.label, run.label)
+    """A run's label as a sentence names it, after "the"."""
+    return run_name(run.label).removeprefix("the ")
 
 
 def _property_detail(run: band.RunResult) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentgate.core.model import Verdict
+from agentgate.run.progress import run_name
 
 if TYPE_CHECKING:
     from agentgate.plan.planner import Plan
@@ -231,14 +232,10 @@ def _failure_lines(report: BandReport) -> list[str]:
     return lines
 
 
-_RUN_NAMES = {"full": "full suite", "shadow": "shadow full suite",  # "full:" missed a word
-              "patch-tests": "the patch's test files, run apart"}
-
-
 def _result_lines(report: BandReport) -> list[str]:
     where = "temporary worktree of head" if report.worktree else "the checkout (clean, at head)"
     lines = [f"ran in {where} with {report.interpreter}"]
-    lines += [f"{_RUN_NAMES.get(run.label, run.label)}: {run.passed} passed, {run.failed} "
+    lines += [f"{run_name(run.label)}: {run.passed} passed, {run.failed} "
               f"failed, {run.errors} errors, {run.skipped} skipped in {run.duration:.1f} s"
               for run in report.runs]
     return lines

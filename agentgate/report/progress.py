@@ -15,22 +15,20 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TextIO
 
+from agentgate.run.progress import run_name
+
 if TYPE_CHECKING:
     from rich.live import Live
 
     from agentgate.run.progress import Counts
 
 OFF_ENV = "AGENTGATE_PROGRESS"
-_NAMES = {"band": "band", "full": "full suite", "property": "property band",
-          "property-marked": "property band (marked)", "shadow": "shadow full suite",
-          "patch-tests": "the patch's test files, run apart",
-          "witness": "full suite, recording the witness"}
 
 
 def line(counts: Counts) -> str:
     total = "?" if counts.total is None else str(counts.total)
     failed = f", {counts.failed} failed" if counts.failed else ""
-    name = _NAMES.get(counts.label, counts.label)
+    name = run_name(counts.label)
     return f"running {name}: {counts.done}/{total} tests{failed}"
 
 

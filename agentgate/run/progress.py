@@ -24,6 +24,18 @@ _POLL = 0.1  # seconds between reads of the feed while the run lasts
 _BAD = frozenset({"failed", "error"})
 
 
+# What a report calls each run, by label (run/band.py's labels and the witness recording).
+RUN_NAMES = {"band": "band", "full": "full suite", "property": "property band",
+             "property-marked": "property band (marked)", "shadow": "shadow full suite",
+             "patch-tests": "the patch's test files, run apart",
+             "witness": "full suite, recording the witness"}
+
+
+def run_name(label: str) -> str:
+    """A run's label as a report names it ("full:" and "failed in the full" missed a word)."""
+    return RUN_NAMES.get(label, label)
+
+
 @dataclass(frozen=True)
 class Counts:
     label: str  # the run's label: "band", "full", "property", "shadow", "witness"
