@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 18  # bump when raw records or layouts change meaning (18: patch targets)
+VERSION = 19  # bump when raw records or layouts change meaning (19: dotted strings, doctests)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

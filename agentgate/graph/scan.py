@@ -52,15 +52,17 @@ _KEYWORD_RE = re.compile(r"\b(?:import|from)\b")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _DYNAMIC_HINTS = ("importlib", "__import__", "pytest_plugins", "runpy", "pkgutil",
-                  "importorskip", "patch", "setattr(", "delattr(", "DocTestSuite")
+                  "importorskip", "patch", "setattr(", "delattr(", "DocTestSuite",
+                  ">>>")  # a docstring's examples (graph.scan_ast: doctest imports)
 # the other loaders (graph.scan_loaders) and exec/compile called as builtins
 _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file_location|"
                            r"run_path|run_module|resolve_name|SourceFileLoader|load_source)\b"
                            # folders put on sys.path (graph.scan_syspath)
                            r"|\bsys\s*\.\s*path\b|\b(?:addsitedir|syspath_prepend)\b"
                            r"|\bimport\s+sys\s+as\b|\bfrom\s+sys\s+import\b"
-                           # a module run as a program (graph.scan_ast: ``-m app.cli``)
-                           r"|(?:^|[\s'\"])-m(?:[\s'\"]|$)"
+                           # a module run as a program (graph.scan_ast: ``-m app.cli``,
+                           # ``-mapp.cli``), code a child runs (``-c "import app"``)
+                           r"|(?:^|[\s'\"])-(?:m|c)(?:[\s'\"]|$)|(?:^|[\s'\"])-m[^\W\d]"
                            # what graph.scan_loaders.indirect reads: a .py file an argv or a
                            # path names, ``sys.modules["app.core"]``, builtins taken apart
                            r"|\.py['\"]|\bsys\s*\.\s*modules\b|\bbuiltins\b")
@@ -107,6 +109,34 @@ def scan_sources(sources: Mapping[str, bytes]) -> dict[str, FileScan]:
             texts[key] = text_or_scan
     results.update(scan_texts(texts))
     return results
+
+
+# A string that is nothing but a dotted name, or ``module:attr``: what logging's
+# ``dictConfig`` (``'()': 'app.fmt.Upper'``), an entry point (``'app.calc:mul'``),
+# ``importlib.resources.files('app.data')``, ``pkgutil.resolve_name``, ``pydoc.locate`` or a
+# framework's settings import by name (red-team round 4). Each is an import of the longest
+# module it names (resolution keeps every prefix); names that are not the project's
+# resolve to nothing. A file name (``'setup.py'``, ``'rates.json'``) is none.
+_NAMED_STRING = re.compile(
+    r"""(?<![\w.])['"]([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"""
+    r""":[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)['"]""")
+_FILE_SUFFIXES = frozenset({
+    "py", "pyc", "pyi", "pyx", "so", "txt", "md", "rst", "json", "toml", "yaml",
+    "yml", "ini", "cfg", "csv", "tsv", "html", "htm", "xml", "log", "d",
+    "sqlite", "png", "jpg", "jpeg", "gif", "svg", "gz", "zip", "tar", "whl",
+    "pdf", "css", "js", "lock", "pem", "key", "pkl", "pickle", "npy", "bin",
+    "com", "org", "net", "io"})
+
+
+def _named_in_strings(text: str) -> set[str]:
+    """The dotted names quoted strings of a source are made of, as import records."""
+    found: set[str] = set()
+    for match in _NAMED_STRING.finditer(text):
+        name = match.group(1)
+        if ":" not in name and name.rpartition(".")[2].lower() in _FILE_SUFFIXES:
+            continue
+        found.add(name.replace(":", "."))
+    return found
 
 
 def scan_here(text: str) -> FileScan:
@@ -175,7 +205,7 @@ def _scan_ast(text: str) -> FileScan:
         imports, escalations = scan_tree(tree)
     except RecursionError:  # parsed, but nested too deeply for the tree walk
         return FileScan((), (("too-complex", "nested too deeply to read its imports"),))
-    return FileScan(tuple(sorted(set(imports))), tuple(escalations))
+    return FileScan(tuple(sorted({*imports, *_named_in_strings(text)})), tuple(escalations))
 
 
 # --- the grimp path ------------------------------------------------------------------------
@@ -212,7 +242,7 @@ def _from_lines(text: str, lines: Mapping[int, ImportLine]) -> FileScan | None:
         if got is None or {_top(raw) for raw in got} != line.tops:
             return None
         raws.extend(got)
-    return FileScan(tuple(sorted(set(raws))))
+    return FileScan(tuple(sorted({*raws, *_named_in_strings(text)})))
 
 
 def _top(raw: str) -> str:

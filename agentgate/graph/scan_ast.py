@@ -14,6 +14,7 @@ that module (a computed name escalates like ``import_module``'s).
 from __future__ import annotations
 
 import ast
+import doctest
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
             calls.append(node)
         elif dynamic and isinstance(node, ast.Constant) and isinstance(node.value, str):
             imports.extend(_run_as_main(node.value))
+            if ">>>" in node.value:
+                plugins += _doctest_examples(node.value, getattr(node, "lineno", 0), depth,
+                                             imports)
         elif dynamic and isinstance(node, ast.List | ast.Tuple):
             imports.extend(_run_as_main_argv(node.elts))
             plugins += _run_code_argv(node.elts, depth, imports)  # escalated as found
@@ -94,27 +98,51 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
     return imports, escalations
 
 
-_MINUS_M = re.compile(r"(?:^|\s)-m\s+([^\W\d]\w*(?:\.[^\W\d]\w*)*)(?=\s|$)")
+_MINUS_M = re.compile(r"(?:^|\s)-m\s*([^\W\d]\w*(?:\.[^\W\d]\w*)*)(?=\s|$)")
 _DOTTED_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 
 
+def _as_main(module: str) -> str:
+    """``-m app`` runs ``app/__main__.py`` when ``app`` is a package: an import of
+    ``app.__main__`` reaches ``app`` too, and a name with no such file resolves to its
+    prefixes (red-team round 4: ``python -m app`` had no edge to ``__main__.py``)."""
+    return f"{module}.__main__"
+
+
 def _run_as_main(text: str) -> list[str]:
-    """Modules a command line in a string runs (``"python -m app.cli --x"``, for a shell):
-    imports of them (red-team, helper-8: a test of ``python -m app.cli`` run in a subprocess
-    was never selected by a change to ``app/cli.py``). A name that is not the project's
-    resolves to nothing."""
-    return [m.group(1) for m in _MINUS_M.finditer(text)] if "-m" in text else []
+    """Modules a command line in a string runs (``"python -m app.cli --x"``, for a shell, or
+    glued, ``-mapp.cli``): imports of them (red-team, helper-8: a test of ``python -m
+    app.cli`` run in a subprocess was never selected by a change to ``app/cli.py``). A name
+    that is not the project's resolves to nothing."""
+    return [_as_main(m.group(1)) for m in _MINUS_M.finditer(text)] if "-m" in text else []
 
 
 def _run_as_main_argv(items: list[ast.expr]) -> list[str]:
-    """The same for an argv written as a list or tuple: ``[sys.executable, "-m", "app.cli"]``."""
+    """The same for an argv written as a list or tuple: ``[sys.executable, "-m", "app.cli"]``
+    (``"-mapp.cli"`` glued is a string of the first kind)."""
     found = []
     for first, second in itertools.pairwise(items):
         if (isinstance(first, ast.Constant) and first.value == "-m"
                 and isinstance(second, ast.Constant) and isinstance(second.value, str)
                 and _DOTTED_NAME.fullmatch(second.value)):
-            found.append(second.value)
+            found.append(_as_main(second.value))
     return found
+
+
+def _doctest_examples(text: str, line: int, depth: int, imports: list[str]) -> Escalations:
+    """The imports of the ``>>>`` examples in a string (a docstring): with
+    ``--doctest-modules`` each is code pytest runs as the module's doctest, and what it
+    imports is that test's (red-team round 4: ``>>> from app.calc import mul`` in another
+    module's docstring was no edge). Examples that do not parse are skipped."""
+    out: Escalations = []
+    try:
+        examples = doctest.DocTestParser().get_examples(text)
+    except ValueError:
+        return out
+    for example in examples:
+        _scan_text(example.source, "a doctest example", line + example.lineno, depth, imports,
+                   out)
+    return out
 
 
 def _run_code_argv(items: list[ast.expr], depth: int, imports: list[str]) -> Escalations:

@@ -222,3 +222,32 @@ def test_code_that_may_load_any_module_escalates_its_file(repo: GitRepo, loader:
     assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
     reasons = {(r["path"], r["verdict"]) for r in data["reasons"] if r["code"] == "dynamic-import"}
     assert reasons == {("tests/test_loader.py", "scoped")}
+
+
+# Red-team round 4: what runs or imports a module without an import statement.
+NAMED = {
+    "run-as-program": ("import subprocess, sys\n\ndef run():\n"
+                       "    subprocess.run([sys.executable, '-m', 'app'])\n",
+                       "app/__main__.py"),
+    "glued-m": ("import subprocess, sys\n\ndef run():\n"
+                "    subprocess.run([sys.executable, '-mapp.core'])\n", "app/core.py"),
+    "dict-config": ("import logging.config\n\ndef setup():\n    logging.config.dictConfig("
+                    "{'version': 1, 'formatters': {'f': {'()': 'app.core.one'}}})\n",
+                    "app/core.py"),
+    "entry-point": ("from importlib.metadata import EntryPoint\n\ndef load():\n"
+                    "    return EntryPoint('one', 'app.core:one', 'g').load()\n", "app/core.py"),
+    "doctest-example": ('def helper():\n    """\n    >>> from app.core import one\n'
+                        '    >>> one()\n    1\n    """\n', "app/core.py"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NAMED))
+def test_a_module_named_without_an_import_statement_runs_its_tests(repo: GitRepo,
+                                                                   case: str) -> None:
+    """The test file reaches the module only through a string (an argv, a logging factory,
+    an entry point) or a docstring example: a change there runs it, the plain test does not."""
+    loader, changed = NAMED[case]
+    repo.files({"app/__main__.py": "print('main')\n"})
+    data = _plan(repo, loader, {changed: "def one():\n    return 2 - 1\n"})
+    assert "tests/test_loader.py" in data["tests"], data
+    assert "tests/test_plain.py" not in data["tests"]
