@@ -43,11 +43,33 @@ def is_harness_file(path: str, config: Config) -> bool:
     return _startup(path, config) or _metadata(path, config)
 
 
+_STARTUP_MODULES = frozenset(name.removesuffix(".py") for name in STARTUP_FILES)
+# What makes a module importable from a folder, by Python's own finders.
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
+
+
 def _startup(path: str, config: Config) -> bool:
-    folder, name = posixpath.split(path)
-    if name not in STARTUP_FILES and not name.endswith(".pth"):
-        return False
-    return (folder or ".") in {*config.sources, *config.tests}
+    """A ``.pth`` file directly in a folder on ``sys.path``, or anything that makes the
+    module ``sitecustomize``/``usercustomize`` importable from one: a source file, a
+    sourceless ``.pyc``, an extension module, a package folder, its ``__pycache__`` (red-team
+    round 4: a ``sitecustomize/`` package and a ``sitecustomize.pyc`` passed for code)."""
+    on_path = {*config.sources, *config.tests}
+    parts = path.split("/")
+    for i in range(len(parts)):
+        if ("/".join(parts[:i]) or ".") not in on_path:
+            continue
+        rest = parts[i:]
+        first = rest[0]
+        if len(rest) == 1 and (first.endswith(".pth") or (
+                first.endswith(_MODULE_SUFFIXES)
+                and first.split(".", 1)[0] in _STARTUP_MODULES)):
+            return True
+        if len(rest) > 1 and first in _STARTUP_MODULES:
+            return True  # a package of that name
+        if len(rest) == 2 and first == "__pycache__" and rest[1].endswith(".pyc") and (
+                rest[1].split(".", 1)[0] in _STARTUP_MODULES):
+            return True
+    return False
 
 
 def _metadata(path: str, config: Config) -> bool:

@@ -24,6 +24,12 @@ CONFIG = Config(root=Path("."), sources=("src",), tests=("tests",))
         ("src/sitecustomize.py", True),
         ("src/evil.pth", True),
         ("tests/usercustomize.py", True),
+        # the module by Python's finders, not the file name (red-team round 4)
+        ("src/sitecustomize/__init__.py", True),
+        ("src/sitecustomize/hooks.py", True),
+        ("src/sitecustomize.pyc", True),
+        ("tests/usercustomize.cpython-311-x86_64-linux-gnu.so", True),
+        ("src/__pycache__/sitecustomize.cpython-311.pyc", True),
         # distribution metadata on the path: importlib.metadata reads its entry points
         ("src/fastmath-1.0.dist-info/entry_points.txt", True),
         ("fastmath.egg-info/entry_points.txt", True),
@@ -31,6 +37,9 @@ CONFIG = Config(root=Path("."), sources=("src",), tests=("tests",))
         # legitimate twins: not the harness
         ("src/pkg/sitecustomize.py", False),  # not on sys.path: an ordinary module
         ("docs/evil.pth", False),
+        ("src/sitecustomize.txt", False),
+        ("src/pkg/sitecustomize/__init__.py", False),
+        ("src/sitecustomize_docs.py", False),
         ("tests/test_conftest.py", False),
         ("src/pkg/core.py", False),
         ("tests/fixtures/demo-1.0.dist-info/METADATA", False),  # a packaging test's data
