@@ -1193,6 +1193,46 @@ def _stat_watched(original: Any) -> Any:
     return watched
 
 
+# Calls that tell a test whether a path is there (they raise, or answer, when it is not)
+# with no audit event and no ``os.stat`` (red-team round 4: ``os.access(FLAG, os.F_OK)``
+# skipped its test when the patch added the flag file). Those that also change the file
+# (``chmod``, ``utime``, ``rename``...) have audit events, but none the recorder reads as a
+# read: each counts as a ``stat`` of every path it is given.
+_PROBES = ("access", "statvfs", "pathconf", "readlink", "chmod", "chown", "lchown", "utime",
+           "truncate", "rename", "replace", "remove", "unlink", "rmdir", "link", "symlink")
+_TWO_PATHS = frozenset({"rename", "replace", "link"})
+_ORIGINAL_PROBES: dict[str, Any] = {n: getattr(os, n) for n in _PROBES if hasattr(os, n)}
+_ORIGINAL_STAT: Any = os.stat
+
+
+def _probe_watched(name: str, original: Any) -> Any:
+    """``os.<name>``, each path it is given seen as a ``stat`` (``Recorder.stat_seen``)."""
+    count = 2 if name in _TWO_PATHS else 1
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        recorder = _ACTIVE
+        if recorder is None or recorder._busy or not recorder.tracing or kwargs.get(
+                "dir_fd") is not None or kwargs.get("src_dir_fd") is not None:
+            return original(*args, **kwargs)
+        frame = sys._getframe(1)
+        paths = [a for a in args[:count] if not isinstance(a, int)]
+        before = [_is_folder(path) for path in paths]  # a rename's source is gone after
+        try:
+            return original(*args, **kwargs)
+        finally:
+            for path, folder in zip(paths, before, strict=True):
+                recorder.stat_seen(path, frame, folder=folder)
+
+    return watched
+
+
+def _is_folder(path: Any) -> bool:
+    try:
+        return stat_module.S_ISDIR(_ORIGINAL_STAT(path).st_mode)
+    except (OSError, TypeError, ValueError):
+        return False
+
+
 def _is_source(path: Any) -> bool:
     try:
         return os.fsdecode(path).endswith(".py")
@@ -1721,6 +1761,8 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
     (os, "scandir", _ORIGINAL_SCANDIR, _scandir),
     *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
       for name in ("stat", "lstat")),
+    *((os, name, original, _probe_watched(name, original))
+      for name, original in _ORIGINAL_PROBES.items()),
     *((os, name, start, _follow(start, _SPAWN_ARGS[name]))
       for name, start in _ORIGINAL_POSIX_SPAWN.items()),
 ]

@@ -29,6 +29,11 @@ FILES = {
     "def test_folder():\n    assert os.path.isdir('data/sub')\n"
     "    assert len(os.listdir('data')) == 2\n\n\n"
     "def test_walk():\n    assert sum(len(f) for _d, _s, f in os.walk('data')) == 2\n\n\n"
+    "def test_access():\n    assert not os.access('data/access.flag', os.F_OK)\n\n\n"
+    "def test_readlink():\n    try:\n        os.readlink('data/link')\n"
+    "    except FileNotFoundError:\n        pass\n    else:\n        raise AssertionError\n\n\n"
+    "def test_statvfs():\n    try:\n        os.statvfs('data/vfs.flag')\n"
+    "    except FileNotFoundError:\n        pass\n    else:\n        raise AssertionError\n\n\n"
     "def test_plain():\n    assert 1 + 1 == 2\n",
     # inspect.getmodule reads __file__ of every module loaded and stats its source
     # (hypothesis does it for every test).
@@ -52,7 +57,11 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
     ({"data/size.txt": "abcdef\n"}, "test_size"),
     ({"data/other.flag": ""}, "test_pathlib"),
     ({"data/g.flag": ""}, "test_glob"),
-], ids=["exists", "getsize", "pathlib", "glob"])
+    # no audit event and no os.stat (red-team round 4)
+    ({"data/access.flag": ""}, "test_access"),
+    ({"data/link": "x"}, "test_readlink"),
+    ({"data/vfs.flag": ""}, "test_statvfs"),
+], ids=["exists", "getsize", "pathlib", "glob", "access", "readlink", "statvfs"])
 def test_a_file_a_test_only_stat_ed_reruns_it_when_it_changes(
     recorded: tuple[GitRepo, str], files: dict[str, str], test: str
 ) -> None:
