@@ -206,9 +206,12 @@ def _written_into(tree: Path, config: Config) -> str:
     a failing conftest into it, and the patch's failure was PRE_EXISTING, freezable)."""
     changed = [*worktrees.run_changing(gitio.changed_or_untracked(tree), config),
                *worktrees.ignored_inputs(tree, config)]
-    # Code and harness only: a test writing its output under tests/ is no tampering.
+    # Code and harness, and any file the base commits: a test writing new output under
+    # tests/ is no tampering, a changed data file of the base's is (flake trial round 3:
+    # head's code rewrote the base's data file, and 39 of 40 base runs read it).
     found = [f for f in changed if f.endswith(worktrees.IMPORTABLE)
              or f.rsplit("/", 1)[-1] in worktrees.HARNESS_NAMES]
+    found += gitio.changed_tracked(tree)
     if not found:
         return ""
     shown = ", ".join(sorted(set(found))[:3])
@@ -379,6 +382,19 @@ def attribute_merge(root: Path, config: Config, request: Request, paths: list[Pa
     shards = [evidence.read(p) for p in evidence.files(paths)]
     evidence.check(shards, nodeid)
     asked = shards[0].asked
+    # The evidence is of the revisions it names; a verdict (and a freeze) is of the head
+    # asked about now (flake trial round 3: evidence of an earlier head froze this one).
+    head = gitio.resolve(root, request.head, what="head")
+    if asked["head"] != head:
+        raise AgentgateError(
+            f"attribute --merge: the evidence is of head {str(asked['head'])[:12]}, not "
+            f"{request.head} ({head[:12]}); run the shards again at this head")
+    if request.base:
+        base = gitio.merge_base(root, gitio.resolve(root, request.base), head)
+        if asked["base"] != base:
+            raise AgentgateError(
+                f"attribute --merge: the evidence is of base {str(asked['base'])[:12]}, not "
+                f"the merge-base of {request.base} ({base[:12]})")
     merged = replace(request, nodeid=nodeid, mode=str(asked["mode"]),
                      context=str(asked["context"]), runs=int(asked["runs"]),
                      repeats=int(asked["repeats"]), seeds=tuple(asked["seeds"]),

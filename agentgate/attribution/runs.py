@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 
     from agentgate.core.config import Config
 
-PLUGINS_OFF = ("randomly", "cacheprovider", "rerunfailures", "flaky", "xdist")
+PLUGINS_OFF = ("randomly", "rerunfailures", "flaky", "xdist")
+# pytest's cache stays loaded (its ``cache`` fixture is a test's input: flake trial round 3,
+# "fixture 'cache' not found" on both trees was PRE_EXISTING), in each run's own home:
+# pytest expands the variable with the run's environment.
+CACHE_DIR = ("-o", "cache_dir=$HOME/.pytest_cache")
 # With pytest-xdist installed the runs keep it loaded and say ``-n 0`` instead: a project's
 # ``addopts = -n 2`` is then one process, where ``-p no:xdist`` made ``-n`` an unknown
 # option and every run a usage error (flake trial).
@@ -109,7 +113,7 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
         args += XDIST_OFF
     if harness.context == "file":
         args += ["-p", ORDER_PLUGIN]
-    args += [
+    args += [*CACHE_DIR,
         "-c", os.fspath(tree.inifile),
         "--rootdir", os.fspath(tree.path),
         "--confcutdir", os.fspath(tree.path),
@@ -143,7 +147,7 @@ def _distributes(inifile: Path) -> bool:
 # developer's own earlier run at head) leaves under ``~`` or in ``$TMPDIR`` -- a cache, a
 # config -- is no input to another. Shown with the pinned variables in reports and evidence.
 FRESH = "(fresh per run)"
-ISOLATED_ENV = {"HOME": FRESH, "TMPDIR": FRESH}
+ISOLATED_ENV = {"HOME": FRESH, "TMPDIR": FRESH, "PYTHONPYCACHEPREFIX": FRESH}
 _HOME_DERIVED = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
                  "TEMP", "TMP", "PYTEST_DEBUG_TEMPROOT")
 
@@ -159,6 +163,10 @@ def run_env(harness: Harness, tree: Tree, seed: int, home: Path) -> dict[str, st
         env.pop(name, None)
     env["HOME"] = os.fspath(home)
     env["TMPDIR"] = os.fspath(home / "tmp")
+    # Bytecode is read and written only there too: a ``.pyc`` planted in a tree's
+    # ``__pycache__`` (flake trial round 3: head's code wrote one into the base's, stamped
+    # to be trusted over the source) is never read.
+    env["PYTHONPYCACHEPREFIX"] = os.fspath(home / "pycache")
     if user_git is not None:
         env["GIT_CONFIG_GLOBAL"] = user_git
     if harness.context == "file":

@@ -415,6 +415,13 @@ def changed_or_untracked(root: Path) -> list[str]:
     return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
 
 
+def changed_tracked(root: Path) -> list[str]:
+    """Tracked files whose content in the work tree differs from the checkout's commit
+    (modified or deleted), sorted."""
+    out = run(root, "diff", "--name-only", "-z", "--no-renames", "HEAD")
+    return sorted(os.fsdecode(p) for p in out.split(b"\0") if p)
+
+
 def ignored_untracked(root: Path) -> list[str]:
     """Untracked files git ignores, an ignored folder once as ``folder/`` (not descended:
     a ``.venv`` costs one entry, not thousands); paths from the top of the work tree."""

@@ -249,6 +249,49 @@ def test_a_cache_head_left_under_home_is_no_evidence_against_the_base(
     assert json.loads((home / ".cache" / "app" / "rate.json").read_text()) == 12
 
 
+TEST_CACHED = (
+    "from app.core import ITEMS, pick\n\n\n"
+    "def test_pick(cache):\n    cache.set('seen', 1)\n    assert pick(ITEMS) == max(ITEMS)\n"
+)
+
+
+@pytest.mark.e2e
+def test_a_test_using_pytests_cache_is_attributed_with_it(repo: GitRepo) -> None:
+    """Flake trial round 3: the runs turned pytest's cache plugin off, so a test using its
+    ``cache`` fixture errored at setup on both trees: PRE_EXISTING, freezable, for a patch
+    that broke it. The cache stays on, in each run's own home."""
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_CACHED},
+               {"app/core.py": BASE_CODE.replace("max(set(items))", "min(set(items))")})
+    extra = attribute(repo, context="file").to_json()
+    assert extra["verdict"] == "PATCH_INDUCED", extra
+    assert not (repo.path / ".pytest_cache").exists()
+
+
+DATA_READER = "from pathlib import Path\n\n\ndef rate():\n" \
+    "    return int((Path(__file__).parent / 'rate.txt').read_text())\n"
+DATA_WRITER = (
+    "from pathlib import Path\n\n"
+    "TREE = Path(__file__).resolve().parents[1]\n"
+    "for other in TREE.parents[1].glob('*/*/app/rate.txt'):\n"
+    "    other.write_text('12')\n"
+)
+
+
+@pytest.mark.e2e
+def test_a_head_that_rewrites_a_data_file_of_the_base_tree_gets_no_freeze(
+    repo: GitRepo,
+) -> None:
+    """Flake trial round 3: head's conftest rewrote the base's data file (no module, no
+    conftest), so the base failed as head did: PRE_EXISTING. Any file the base commits
+    that changed while the runs went on makes them no evidence."""
+    test = "from app.core import rate\n\n\ndef test_rate():\n    assert rate() == 10\n"
+    patch_repo(repo, {"app/core.py": DATA_READER, "app/rate.txt": "10", "tests/test_r.py": test},
+               {"app/rate.txt": "12", "tests/conftest.py": DATA_WRITER})
+    extra = attribute(repo, "tests/test_r.py::test_rate", context="file").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("BASE_UNAVAILABLE", False), extra
+    assert "app/rate.txt" in extra["base_problem"]
+
+
 ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
            "def test_b():\n    assert STATE.get('ready')\n")
 

@@ -93,6 +93,17 @@ def test_a_missing_or_doubled_shard_is_refused(
     assert done.returncode == 64 and "shard 1/2 given twice" in done.stdout + done.stderr
 
 
+def test_evidence_of_an_earlier_head_is_no_verdict_on_this_one(
+    matrix: tuple[GitRepo, str, list[Path], dict[str, Any]],
+) -> None:
+    """Flake trial round 3: evidence of an earlier head merged into a freeze of this one."""
+    repo, head, files, _whole = matrix
+    done = _agentgate(repo, "attribute", NODE, "--merge", str(files[0].parent), "--head",
+                      "main", "--format", "json")
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert f"the evidence is of head {head[:12]}" in done.stdout + done.stderr
+
+
 def test_evidence_for_another_test_is_refused(
     matrix: tuple[GitRepo, str, list[Path], dict[str, Any]],
 ) -> None:
