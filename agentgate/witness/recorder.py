@@ -856,7 +856,8 @@ class Recorder:
             if frame is None:
                 return False
             name = frame.f_code.co_filename
-            if not name.startswith(self._not_code_prefixes) and self.rel(name) is not None:
+            if not name.startswith(self._not_code_prefixes) and not _installed(
+                    name) and self.rel(name) is not None:
                 return True
             frame = frame.f_back
         return True  # deeper than that: it may be the repository's
@@ -875,7 +876,7 @@ class Recorder:
                 continue
             if name.startswith(self._tool_prefixes):
                 return _TOOL
-            if "site-packages" in name or "dist-packages" in name:
+            if _installed(name):
                 return _LIB
             if self.rel(name) is not None:
                 return _REPO
@@ -1231,6 +1232,13 @@ def _is_folder(path: Any) -> bool:
         return stat_module.S_ISDIR(_ORIGINAL_STAT(path).st_mode)
     except (OSError, TypeError, ValueError):
         return False
+
+
+def _installed(filename: str) -> bool:
+    """Code an installer put in place: a library, even in a virtualenv inside the checkout
+    (new-user trial: with ``.venv/`` in the repository, pytest's own start-up listing of
+    ``tests/`` was taken for the repository's, and every test reran when a file was added)."""
+    return "site-packages" in filename or "dist-packages" in filename
 
 
 def _is_source(path: Any) -> bool:
