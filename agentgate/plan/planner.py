@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from agentgate.core.config import Config, pytest_option
+from agentgate.core.config import Config, option_words, pytest_option
 from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
 from agentgate.graph.types import ImportGraph, module_name
 from agentgate.plan.deps import dependency_reasons
@@ -119,7 +119,44 @@ def test_files(config: Config, pytest_head: Mapping[str, str | None], graph: Imp
     matchers = [TestFiles(config, patterns)]
     if not pytest_option(pytest_head, "testpaths"):
         matchers.append(TestFiles(replace(config, tests=(".",)), patterns))
-    return {p for p in graph.modules.values() if any(m.match(p) for m in matchers)}
+    skipped = _NotRecursed(pytest_head)
+    return {p for p in graph.modules.values()
+            if any(m.match(p) for m in matchers) and not skipped(p)}
+
+
+# pytest's own ``norecursedirs`` when the configuration sets none.
+_NORECURSE_DEFAULT = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv",
+                      "{arch}")
+
+
+class _NotRecursed:
+    """Whether pytest's collection never reaches a file: a folder on its way down from where
+    it starts (each of ``testpaths``, else the root) matches ``norecursedirs`` (a name
+    pattern, or one with a ``/`` matched against the folder's path, as pytest's
+    ``fnmatch_ex`` does). New-user trial: marshmallow's ``tests/mypy_test_cases`` is in
+    ``norecursedirs``; its files were selected, pytest collected them when named, and a
+    harmless patch failed."""
+
+    def __init__(self, pytest_head: Mapping[str, str | None]) -> None:
+        value = pytest_option(pytest_head, "norecursedirs")
+        words = option_words(value) if value is not None else list(_NORECURSE_DEFAULT)
+        self.names = [w for w in words if "/" not in w]
+        self.paths = ["*/" + w.strip("/") for w in words if "/" in w]
+        starts = option_words(pytest_option(pytest_head, "testpaths"))
+        self.starts = [s.strip("/") for s in starts if s.strip("/") not in ("", ".")]
+
+    def __call__(self, path: str) -> bool:
+        folders = path.split("/")[:-1]
+        begin = max((len(s.split("/")) for s in self.starts
+                     if path.startswith(s + "/")), default=0)
+        for depth in range(begin, len(folders)):
+            name = folders[depth]
+            if any(fnmatch.fnmatch(name, pattern) for pattern in self.names):
+                return True
+            full = "/" + "/".join(folders[: depth + 1])
+            if any(fnmatch.fnmatch(full, pattern) for pattern in self.paths):
+                return True
+        return False
 
 
 # --- seeds ------------------------------------------------------------------------------------

@@ -223,3 +223,32 @@ def test_uncommitted_changes_are_said_to_be_left_out(chain: GitRepo) -> None:
             "checked") in data["notes"], data["notes"]
     text = run_agentgate("check", "--base", "base", cwd=chain.path).stdout
     assert "not checked: uncommitted changes" in text, text
+
+
+TYPING_CASE = "from app.core import f\n\nraise RuntimeError('for mypy only, never collected')\n"
+
+
+def test_files_pytest_never_recurses_into_are_no_band(repo: GitRepo) -> None:
+    """New-user trial (marshmallow's ``tests/mypy_test_cases``): a folder in
+    ``norecursedirs`` holds files named like tests that pytest never collects. They were
+    selected, pytest collected them when named, and a harmless patch failed. pytest's
+    default patterns (``build``, ``.*``...) hold when the configuration sets none."""
+    for ini, skipped in (('norecursedirs = ["tests/typing_cases", ".*"]\n',
+                          "tests/typing_cases/test_types.py"), ("", "tests/build/test_b.py")):
+        repo.files({
+            "pyproject.toml": f'[tool.pytest.ini_options]\ntestpaths = ["tests"]\n{ini}',
+            "app/__init__.py": "", "app/core.py": "def f(x):\n    return x + 1\n",
+            "tests/test_core.py": "from app.core import f\n\n\ndef test_f():\n"
+                                  "    assert f(1) == 2\n",
+            skipped: TYPING_CASE,
+        })
+        repo.commit("base")
+        repo.git("tag", "-f", "base")
+        repo.files({"app/core.py": "def f(x):\n    return 1 + x\n"})
+        repo.commit("harmless")
+        data = check_json(repo)
+        assert data["exit_code"] == 0, data["reasons"]
+        assert data["results"]["passed"] == 1
+        plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+        assert plan["tests"] == ["tests/test_core.py"], plan["tests"]
+        repo.rm(skipped)
