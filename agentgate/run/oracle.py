@@ -182,18 +182,19 @@ def _unstable_ids(root: Path, config: Config, inp: OracleInput, nodes: list[str]
     """A judged case whose base form did not run, because the base's own collection makes
     another id for it from run to run (a pid, a random or a time value in its parameters):
     the base is collected once more, and when it does not reproduce the id either, the case
-    is judged by the cases of its function that neither collection of the base knows, which
-    the base form's run did collect (the worst of their outcomes). A case the base does
-    reproduce, which head's code made vanish (a parametrize list it computes), keeps its
-    verdict: its base form could not be collected on head's code. Also returns which case
-    stood for each such id."""
+    is judged by the cases of its function that the base's inventory does not know, which
+    the base form's run did collect (the worst of their outcomes). The second collection may
+    name one of them as the run did (new-user trial: a time to the second, the same in both
+    runs) and it still stands in. A case the base does reproduce, which head's code made
+    vanish (a parametrize list it computes), keeps its verdict: its base form could not be
+    collected on head's code. Also returns which case stood for each such id."""
     tests: dict[str, Any] = dict(data.get("tests") or {})
     missing = [n for n in nodes if n not in tests and n != function_id(n)]
     if not missing:
         return dict(data), {}
     files = tuple(sorted({n.split("::", 1)[0] for n in missing}))
     again = set(inventory_mod.collect(root, config, inp.merge_base, files))
-    known = set(inp.inventory.nodeids) | again
+    known = set(inp.inventory.nodeids)
     stand_ins: dict[str, str] = {}
     for nodeid in missing:
         if nodeid in again:
