@@ -60,7 +60,7 @@ class Planned:
         drift = []
         if self.witness is not None and self.witness.full_suite:
             drift = [Reason("witness-ambient-drift", Verdict.PROMOTE,
-                            "the patch changes the ambient environment: "
+                            "the ambient environment is not the witness's: "
                             + self.witness.ambient_drift[0] + "; full suite required")]
         return [*self.range.reasons, *self.ledger, *self.extra_reasons, *self.plan.reasons,
                 *drift]

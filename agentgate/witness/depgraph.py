@@ -78,6 +78,7 @@ class Witness:
 # ``info`` key: the recording ran the whole suite with no pytest arguments of its own
 # (``witness record`` without ``--``); a direct ``pytest --agentgate-witness`` run never says so.
 WHOLE_SUITE = "whole_suite"
+DISTRIBUTIONS = "distributions"  # name-version of each installed distribution when recorded
 # ``info`` key: modules the recording saw imported, whose import ran no repository function
 # (so no class of theirs ran a project base's __init_subclass__ or metaclass; ``rebind``).
 QUIET_IMPORTS = "quiet_imports"

@@ -36,6 +36,13 @@ def describe() -> dict[str, object]:
     }
 
 
+def distributions(description: dict[str, object]) -> list[str]:
+    """The ``name-version`` of each distribution a description lists."""
+    found = description.get("dists")
+    names = found if isinstance(found, list) else []
+    return sorted({str(n).rsplit(".", 1)[0] for n in names})
+
+
 def fingerprint(description: dict[str, object]) -> str:
     text = json.dumps(description, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -89,15 +89,16 @@ def record(
         env = interp.test_env(config, tree)
         # The interpreter's fingerprint is its own process: it runs beside the suite.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            fingerprint = pool.submit(env_fingerprint, python)
+            fingerprint = pool.submit(env_described, python)
             shim_note = _make_importable(python, env, tree, tmp / "shim")
             raw_path = tmp / "raw.json"
             carry_args = _carry_args(carry, tmp / "carry.json")
             _run_suite(python, env, tree, raw_path, config, (*pytest_args, *carry_args),
                        display=display)
             raw = _read_raw(raw_path)
-            witness = build(root, raw, sha=sha, tree=tree, python=python,
-                            env=fingerprint.result())
+            env_print, dists = fingerprint.result()
+            witness = build(root, raw, sha=sha, tree=tree, python=python, env=env_print)
+            witness.info[graph.DISTRIBUTIONS] = dists
             state = _state_leaks(raw_path.with_name(LEAKS), (tree, root))
             if state is not None:
                 witness.info[graph.STATE_LEAKS] = state
@@ -308,12 +309,19 @@ def reads_tracer(path: Path) -> bool:
 def env_fingerprint(python: str) -> str:
     """The interpreter and its installed distributions, as the project's interpreter sees
     them in isolated mode (no PYTHONPATH, no user site): the same at record and gate time."""
+    return env_described(python)[0]
+
+
+def env_described(python: str) -> tuple[str, list[str]]:
+    """``env_fingerprint``, and the installed distributions it covers (``name-version``), so
+    a drift can say which changed; ``("", [])`` when the interpreter cannot say."""
     source = Path(envprint.__file__).read_text(encoding="utf-8")
     done = process.capture([python, "-I", "-c", source], env=gitio.no_git_env())
     try:
-        return envprint.fingerprint(json.loads(done.stdout))
-    except ValueError:
-        return ""
+        description = json.loads(done.stdout)
+        return envprint.fingerprint(description), envprint.distributions(description)
+    except (ValueError, TypeError, AttributeError):
+        return "", []
 
 
 def store_raw(root: Path, raw: dict[str, Any]) -> str:

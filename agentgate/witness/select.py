@@ -132,7 +132,8 @@ def evaluate(
                     unwatched=graph.unwatched(witness), top_names=graph.top_names(witness))
     drift = list(patch.ambient) + _machine_drift(root, config, witness)
     if witness.env and check_env:
-        drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head)
+        drift += _interpreter_drift(root, config, witness.env, base=merge_base, head=head,
+                                    then=witness.info.get(graph.DISTRIBUTIONS))
     elif witness.env:
         said.append(UNCONFIRMED_ENV)
     decisions = classify(witness, patch, config=config, frozen=frozen, drift=tuple(drift))
@@ -209,19 +210,35 @@ def _machine_drift(root: Path, config: Config, witness: Witness) -> list[str]:
 
 
 def _interpreter_drift(
-    root: Path, config: Config, recorded: str, *, base: str, head: str
+    root: Path, config: Config, recorded: str, *, base: str, head: str, then: object = None
 ) -> list[str]:
     """The interpreter's fingerprint against the recording's. It runs the interpreter, so
     only ``check`` asks (after ``interp`` refused one the branch supplies); a fingerprint
     that cannot be read confirms nothing and the whole suite runs (issue 11: fail closed)."""
     python = interp.project_python(root, config, base=base, head=head)
-    current = record.env_fingerprint(python)
+    current, dists = record.env_described(python)
     if not current:
         return [f"the interpreter {python} could not be fingerprinted; the witness cannot "
                 "vouch for the environment"]
     if current != recorded:
-        return ["the interpreter or installed packages differ from the recording's"]
+        return [_env_changes(then, dists)]
     return []
+
+
+def _env_changes(then: object, now: list[str]) -> str:
+    """Which distributions were installed, removed or changed since the recording (new-user
+    trial: installing pre-commit ran every check's full suite, and nothing said why)."""
+    what = "the interpreter or installed packages differ from the recording's"
+    if isinstance(then, list) and then:
+        added, gone = sorted(set(now) - set(then)), sorted(set(then) - set(now))
+        said = [f"+{d}" for d in added] + [f"-{d}" for d in gone]
+        if said:
+            shown = ", ".join(said[:6]) + (f" and {len(said) - 6} more" if len(said) > 6 else "")
+            what = f"installed packages differ from the recording's ({shown})"
+        else:
+            what = "the interpreter differs from the recording's"
+    return (f"{what}: what they run is no test's recorded code, so every test may differ; "
+            "record the witness again in this environment (agentgate witness record)")
 
 
 def classify(

@@ -65,6 +65,25 @@ def test_an_interpreter_that_cannot_be_fingerprinted_runs_the_whole_suite(repo: 
     assert "could not be fingerprinted" in plan.ambient_drift[0]
 
 
+def test_a_package_installed_since_the_recording_is_named(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """New-user trial: installing pre-commit after recording ran every check's full suite,
+    saying only that "the patch changes the ambient environment". The drift names what was
+    installed and says to record again."""
+    base = _patched(repo)
+    extra = tmp_path / "site"
+    (extra / "newtool-1.2.dist-info").mkdir(parents=True)
+    _python(repo, f'if [ "$1" = "-I" ]; then exec "{sys.executable}" -I -c '
+                  f'"import sys; sys.path.insert(0, \'{extra}\'); exec(sys.argv[1])" "$3"; fi\n'
+                  f'exec "{sys.executable}" "$@"')
+    plan = _evaluate(repo, base, check_env=True)
+    assert plan.full_suite
+    assert "installed packages differ from the recording's (+newtool-1.2)" in (
+        plan.ambient_drift[0]), plan.ambient_drift
+    assert "agentgate witness record" in plan.ambient_drift[0]
+
+
 def test_without_check_env_nothing_runs_and_the_note_says_so(
     repo: GitRepo, tmp_path: Path
 ) -> None:
