@@ -28,7 +28,7 @@ PRE_COMMIT_SNIPPET = """\
 default_install_hook_types: [pre-commit, prepare-commit-msg, commit-msg, pre-push]
 repos:
   - repo: https://github.com/OWNER/agentgate   # where your agentgate hook repo lives
-    rev: v0.1.0
+    rev: COMMIT_SHA   # until a release is tagged: a full commit sha of that repository
     hooks:
       - id: agentgate-trust
       - id: agentgate-trust-prepare
