@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentgate.attribution import stats
 from agentgate.core.model import Verdict
-from agentgate.run.junit import CASES, Outcome
+from agentgate.run.junit import AT, CASES, Outcome
 
 if TYPE_CHECKING:
     from agentgate.attribution.runs import RunRecord
@@ -347,11 +347,16 @@ def signature(record: RunRecord) -> str:
         phase, detail = found.group(1), found.group(2)
     if detail.startswith("Failed: Timeout"):  # pytest-timeout's own limit
         return TIMEOUT
+    where = ""
+    if detail.endswith(")") and AT in detail:
+        detail, _, where = detail.rpartition(AT)
+        where = where[:-1]
     raised = _RAISED.match(detail)
     kind = "AssertionError" if detail.startswith("assert") else (
         raised.group(1) if raised else "failure")
     return " ".join(p for p in (f"{record.outcome} in {phase}: {kind}",
-                                f"[{cases}]" if cases else "") if p)
+                                f"[{cases}]" if cases else "", f"at {where}" if where else "")
+                    if p)
 
 
 def _seeds(seeds: list[int]) -> str:

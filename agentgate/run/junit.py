@@ -59,6 +59,8 @@ class Case:
     outcome: Outcome
     message: str = ""
     file: str = ""  # xunit1 only: the test's file, relative to the rootdir
+    # Each ``path:line`` of the failure's traceback, in order (where it failed).
+    trace: tuple[str, ...] = ()
 
     @property
     def nodeid(self) -> str:
@@ -115,12 +117,18 @@ def _case(el: ET.Element) -> Case:
             message = child.get("message", "")
             if tag == "error" and message == _COLLECTION_FAILURE:
                 outcome = Outcome.COLLECTION_ERROR
-            return Case(classname, name, outcome, _first_line(message or child.text or ""), file)
+            return Case(classname, name, outcome, _first_line(message or child.text or ""), file,
+                        tuple(_TRACE_LINE.findall(child.text or "")))
     skipped = el.find("skipped")
     if skipped is not None:
         message = _first_line(skipped.get("message", ""))
         return Case(classname, name, Outcome.SKIPPED, message, file)
     return Case(classname, name, Outcome.PASSED, file=file)
+
+
+# pytest's long traceback names each frame's place as ``path:line: ...`` at a line's start.
+_TRACE_LINE = re.compile(r"^([^\s:][^:\n]*\.py:\d+):", re.M)
+AT = " (at "  # a detail's ending: the last line of the test's own file the failure went through
 
 
 def _first_line(text: str) -> str:
@@ -147,17 +155,41 @@ def cases_for(cases: list[Case], nodeid: str) -> list[Case]:
     ]
 
 
+def _case_name(case: Case, classname: str) -> str:
+    """A case as the id's own names it: ``test_a[1]``, or ``TestY.test_a`` in a nested class
+    (flake trial round 3: ``TestX::test_a`` and ``TestX::TestY::test_a`` were one name, so
+    which of them failed was no part of how the class failed)."""
+    if case.classname == classname:
+        return case.name
+    inner = case.classname[len(classname) + 1:] if case.classname.startswith(
+        classname + ".") else case.classname
+    return f"{inner}.{case.name}"
+
+
+def _where(case: Case, test_file: str) -> str:
+    """Where in the test's own file the failure went through last (its line there): two
+    assertions of one test failing with one exception type are two failures (flake trial
+    round 3). Lines of the code under test are not taken: a patch that only moves them
+    leaves a failure the same."""
+    mine = [t for t in case.trace if t.rsplit(":", 1)[0] == test_file]
+    return f"{AT}{mine[-1]})" if mine else ""
+
+
 def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
     """The node's outcome from a parsed report and pytest's exit code."""
     mine = cases_for(cases, nodeid)
     if mine:
         worst = min(mine, key=lambda c: _PRIORITY.index(c.outcome))
-        failing = sorted({c.name for c in mine if c.outcome.failing})
-        if len({c.name for c in mine}) > 1 and failing:
+        classname, name = junit_address(nodeid)
+        if not any(c.classname == classname for c in mine):
+            classname = f"{classname}.{name}" if classname else name  # a class's id
+        failing = sorted({_case_name(c, classname) for c in mine if c.outcome.failing})
+        message = worst.message + _where(worst, normalise_nodeid(nodeid).split("::", 1)[0])
+        if len({_case_name(c, classname) for c in mine}) > 1 and failing:
             # A parametrized function's id: which cases failed is part of how it failed
             # (flake trial: base failing [three] and head [two] looked like one failure).
-            return RunOutcome(worst.outcome, f"{CASES}{', '.join(failing)}: {worst.message}")
-        return RunOutcome(worst.outcome, worst.message)
+            return RunOutcome(worst.outcome, f"{CASES}{', '.join(failing)}: {message}")
+        return RunOutcome(worst.outcome, message)
     broken = [c for c in cases if c.outcome is Outcome.COLLECTION_ERROR]
     if broken:
         return RunOutcome(Outcome.COLLECTION_ERROR, f"{broken[0].name}: {broken[0].message}")

@@ -26,7 +26,7 @@ from agentgate.attribution.runs import (
     run_env,
 )
 from agentgate.attribution.summary import AttributionDetail, Summary, build_result
-from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
+from agentgate.attribution.verdict import Attribution, TreeEvidence, decide, signature
 from agentgate.core import config as config_mod
 from agentgate.core.model import Verdict
 from agentgate.report.render import text_lines
@@ -479,6 +479,39 @@ def test_a_class_id_is_every_test_of_the_class() -> None:
     assert [c.name for c in cases_for(cases, "tests/test_a.py::TestX")] == ["test_one", "test_two"]
     result = outcome_of(cases, "tests/test_a.py::TestX", 1)
     assert (result.outcome, result.detail) == (F, "cases test_one: assert 0")
+
+
+def test_a_nested_classs_test_of_the_same_name_is_another_case() -> None:
+    """Flake trial round 3: ``TestX::test_a`` failing at the base and ``TestX::TestY::test_a``
+    at head were one name, so one failure: PRE_EXISTING, freezable."""
+    case = '<testcase classname="{0}" name="test_a" time="0.1">{1}</testcase>'
+    failed = '<failure message="assert 0">x</failure>'
+    base = outcome_of(parse_cases(_xml(case.format("tests.test_a.TestX", failed),
+                                       case.format("tests.test_a.TestX.TestY", ""))),
+                      "tests/test_a.py::TestX", 1)
+    head = outcome_of(parse_cases(_xml(case.format("tests.test_a.TestX", failed),
+                                       case.format("tests.test_a.TestX.TestY", failed))),
+                      "tests/test_a.py::TestX", 1)
+    assert base.detail == "cases test_a: assert 0"
+    assert head.detail == "cases TestY.test_a, test_a: assert 0"
+
+
+def test_two_assertions_of_one_test_are_two_failures() -> None:
+    """Flake trial round 3: the base failed one assertion, the patch broke an earlier one;
+    both AssertionError in call, so one failure: PRE_EXISTING. The test file's line the
+    failure went through is part of it; lines of the code under test are not."""
+    case = ('<testcase classname="tests.test_a" name="test_x" file="tests/test_a.py" '
+            'time="0.1"><failure message="assert 1 == 2">{0}</failure></testcase>')
+    trace = ("def test_x():\n&gt;       assert a() == {0}\nE   assert 1 == 2\n\n"
+             "app/core.py:{1}: in a\n    x = 1\ntests/test_a.py:{2}: AssertionError")
+    def record(line: int, app: int) -> RunRecord:
+        xml = _xml(case.format(trace.format(2, app, line)))
+        detail = outcome_of(parse_cases(xml), "tests/test_a.py::test_x", 1).detail
+        return RunRecord(Run("head", 0, "swept"), F, detail, 0.1)
+
+    assert signature(record(5, 3)) != signature(record(6, 3))
+    assert signature(record(5, 3)) == signature(record(5, 9))  # the code moved, not the test
+    assert signature(record(5, 3)) == "failed in call: AssertionError at tests/test_a.py:5"
 
 
 def test_a_collection_error_only_head_shows_on_some_seeds_blames_the_patch() -> None:
