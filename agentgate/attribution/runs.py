@@ -37,6 +37,7 @@ CACHE_DIR = ("-o", "cache_dir=$HOME/.pytest_cache")
 # ``addopts = -n 2`` is then one process, where ``-p no:xdist`` made ``-n`` an unknown
 # option and every run a usage error (flake trial).
 XDIST_OFF = ("-n", "0")
+RANDOMLY_KEEP_ORDER = "--randomly-dont-reorganize"
 ORDER_PLUGIN = "_agentgate_order"
 ORDER_SEED_ENV = "AGENTGATE_ORDER_SEED"
 # --context file: each test's place depends only on (seed, its own id), so the tests both
@@ -105,12 +106,19 @@ class RunRecord:
 def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
     """Arguments after ``python``: the same for every seed, so a shell loop can repeat them."""
     args = ["-m", "pytest"]
-    distributes = harness.xdist and _distributes(tree.inifile)
+    words = _addopts(tree.inifile)
+    distributes = harness.xdist and _distributes(words)
+    # The project's addopts naming pytest-randomly's options need it loaded (flake trial
+    # round 3: ``--randomly-seed=1234`` with ``-p no:randomly`` was a usage error in every
+    # run); it keeps the order then, which is ours to decide.
+    randomly = any(w.startswith("--randomly-") for w in words)
     for name in PLUGINS_OFF:
-        if not (name == "xdist" and distributes):
+        if not (name == "xdist" and distributes) and not (name == "randomly" and randomly):
             args += ["-p", f"no:{name}"]
     if distributes:
         args += XDIST_OFF
+    if randomly:
+        args += [RANDOMLY_KEEP_ORDER]
     if harness.context == "file":
         args += ["-p", ORDER_PLUGIN]
     args += [*CACHE_DIR,
@@ -131,14 +139,18 @@ def target(harness: Harness) -> str:
 _XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx", "--maxprocesses")
 
 
-def _distributes(inifile: Path) -> bool:
-    """Whether the tree's pytest configuration gives xdist's options in ``addopts`` (then
-    ``-p no:xdist`` would make them unknown); a file that cannot be read says no."""
+def _addopts(inifile: Path) -> list[str]:
+    """The tree's pytest ``addopts``, as words; none for a file that cannot be read."""
     try:
         texts: dict[str, str | None] = {inifile.name: inifile.read_text(encoding="utf-8")}
-        words = option_words(pytest_option(texts, "addopts"))
+        return option_words(pytest_option(texts, "addopts"))
     except (OSError, UnicodeDecodeError, ConfigError):
-        return False
+        return []
+
+
+def _distributes(words: list[str]) -> bool:
+    """Whether the tree's ``addopts`` give xdist's options (then ``-p no:xdist`` would make
+    them unknown)."""
     return any(w in _XDIST_OPTIONS or w.startswith(tuple(f"{o}=" for o in _XDIST_OPTIONS))
                or (w.startswith("-n") and w[2:].isdigit()) for w in words)
 

@@ -274,6 +274,21 @@ def test_pytest_args_disable_reordering_and_rerun_plugins(tmp_path: Path) -> Non
     assert "_agentgate_order" in file_args
 
 
+def test_a_project_giving_randomlys_options_keeps_it_loaded_in_our_order(tmp_path: Path) -> None:
+    """Flake trial round 3: ``addopts = --randomly-seed=1234`` with ``-p no:randomly`` made
+    every run a usage error, so a patch's failure was HARNESS_ENV."""
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\naddopts = -q --randomly-seed=1234\n", encoding="utf-8")
+    args = pytest_args(_harness(tmp_path), Tree("head", "0" * 40, tmp_path, ini),
+                       tmp_path / "x.xml")
+    assert "no:randomly" not in args and "--randomly-dont-reorganize" in args
+    assert "no:rerunfailures" in args
+    ini.write_text("[pytest]\naddopts = -q\n", encoding="utf-8")
+    args = pytest_args(_harness(tmp_path), Tree("head", "0" * 40, tmp_path, ini),
+                       tmp_path / "x.xml")
+    assert "no:randomly" in args and "--randomly-dont-reorganize" not in args
+
+
 def test_run_env_pins_inputs_and_puts_the_tree_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
