@@ -11,6 +11,7 @@ there. Two views of one parse: ``read_outcome`` (one node id, for attribution) a
 from __future__ import annotations
 
 import re
+import signal
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from enum import StrEnum
@@ -207,6 +208,12 @@ def read_outcome(xml_path: Path, nodeid: str, returncode: int, stderr: str = "")
     try:
         text = xml_path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
+        if returncode < 0:
+            # Killed by a signal while it ran (agentgate's own time limit is told apart
+            # before this): the test crashed the interpreter, a failure like any other
+            # (flake trial round 3: head's os.abort() on some seeds was HARNESS_ENV).
+            return RunOutcome(Outcome.FAILED, f"{_signal_name(-returncode)}: the process died "
+                              f"while the test ran: {why}")
         return RunOutcome(Outcome.HARNESS_ERROR, f"pytest exited {returncode}, no XML: {why}")
     try:
         cases = parse_cases(text)
@@ -216,6 +223,13 @@ def read_outcome(xml_path: Path, nodeid: str, returncode: int, stderr: str = "")
     if result.outcome is Outcome.HARNESS_ERROR and why:
         return RunOutcome(result.outcome, f"{result.detail}: {why}")
     return result
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _last_line(text: str) -> str:

@@ -292,6 +292,22 @@ def test_a_head_that_rewrites_a_data_file_of_the_base_tree_gets_no_freeze(
     assert "app/rate.txt" in extra["base_problem"]
 
 
+@pytest.mark.e2e
+def test_a_patch_that_crashes_the_interpreter_on_some_seeds_is_patch_induced(
+    repo: GitRepo,
+) -> None:
+    """Flake trial round 3: head's code called os.abort() on the seeds where set order put
+    "apple" first; no JUnit XML, so the runs were harness errors and the verdict
+    HARNESS_ENV. A run killed by a signal while the test ran is the test's failure."""
+    seeds_where(repo, SET_FIRST, "apple")  # both outcomes among the seeds
+    crash = ("import os\n\n\ndef pick(items):\n    if next(iter(set(items))) == 'apple':\n"
+             "        os.abort()\n    return max(set(items))\n\nITEMS = " + ITEMS + "\n")
+    patch_repo(repo, {"app/core.py": BASE_CODE, "tests/test_core.py": TEST_PICK},
+               {"app/core.py": crash})
+    extra = attribute(repo).to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False), extra
+
+
 ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
            "def test_b():\n    assert STATE.get('ready')\n")
 
