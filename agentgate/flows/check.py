@@ -351,7 +351,8 @@ def _run(
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
     report = _no_tests_at_base(root, planned, report)
-    result.reasons += checkrun_results.run_reasons(report, selection)
+    report, uncovered = _frozen_cases(root, planned, report, frozen)
+    result.reasons += checkrun_results.run_reasons(report, selection) + uncovered
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))
@@ -363,17 +364,19 @@ def _run(
         full = band.run_band(root, config, tree,
                              dataclasses.replace(spec, selection=None, workers=0, apart=()),
                              frozen, display=display)
-        result.reasons += checkrun_results.run_reasons(full, None)
+        full, uncovered = _frozen_cases(root, planned, full, frozen)
+        result.reasons += checkrun_results.run_reasons(full, None) + _new(uncovered, result)
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(full))
-        result.reasons += _without_leakers(root, config, tree, spec, frozen, report, leakers,
+        result.reasons += _without_leakers(root, planned, tree, spec, frozen, report, leakers,
                                            display)
     elif selection is None and _apart_leaked(report, root):
         # The range's test files ran apart from the base's; what they left changed reaches
         # the tests after them where pytest runs the suite in one process: so it runs so.
         full = band.run_band(root, config, tree, dataclasses.replace(spec, workers=0, apart=()),
                              frozen, display=display)
-        result.reasons += checkrun_results.run_reasons(full, None)
+        full, uncovered = _frozen_cases(root, planned, full, frozen)
+        result.reasons += checkrun_results.run_reasons(full, None) + _new(uncovered, result)
         result.notes.append(checkrun_results.promotion_note(full))
     result.notes += [f"frozen test failed (excused by its freeze): {n}"
                      for r in report.runs for n in r.frozen_failed_ids]
@@ -393,6 +396,23 @@ def _run(
     ran = BandRun(report if full is None else full, selection if full is None else None,
                   tuple(checkrun_results.shadow_missed(report, selection)), shadow, seed, found)
     return ran, _audit(planned, report, result)
+
+
+def _frozen_cases(root: Path, planned: Planned, report: band.BandReport,
+                  frozen: frozenset[str]) -> tuple[band.BandReport, list[Reason]]:
+    """A failed case excused only by its parametrized function's freeze stays excused when
+    it fails at the base too (``flows.freeze_cases``; red-team rt4-13); the others count as
+    failures, with their reasons. Without a base, as the ledger says: no base run."""
+    from agentgate.flows import freeze_cases
+
+    if not planned.base_given:
+        return report, []
+    return freeze_cases.judge(root, planned.range, report, frozen)
+
+
+def _new(reasons: list[Reason], result: CheckResult) -> list[Reason]:
+    """Those of ``reasons`` the result does not hold yet (a case judged by an earlier run)."""
+    return [r for r in reasons if r not in result.reasons]
 
 
 def _no_tests_at_base(root: Path, planned: Planned, report: band.BandReport
@@ -519,7 +539,7 @@ def _leaked(
 
 
 def _without_leakers(
-    root: Path, config: Config, tree: band.Tree, spec: band.BandSpec, frozen: frozenset[str],
+    root: Path, planned: Planned, tree: band.Tree, spec: band.BandSpec, frozen: frozenset[str],
     report: band.BandReport, leakers: frozenset[str], display: Display | None,
 ) -> list[Reason]:
     """The band's other tests once more, in a process where the tests that leaked anew do
@@ -533,12 +553,13 @@ def _without_leakers(
     rest = tuple(n for n in ran if n not in leakers)
     if not rest or leakers <= {""}:  # only collection leaked: every test saw it
         return []
-    alone = band.run_band(root, config, tree, dataclasses.replace(
+    alone = band.run_band(root, planned.range.config, tree, dataclasses.replace(
         spec, selection=rest, shadow=False, property_band=()), frozen, display=display)
+    alone, uncovered = _frozen_cases(root, planned, alone, frozen)
     told = (f" (run without {checkrun_results.ids_text(sorted(leakers - {''}), 3)}, which left "
             "state changed)")
     return [dataclasses.replace(r, detail=r.detail + told)
-            for r in checkrun_results.run_reasons(alone, rest)]
+            for r in [*checkrun_results.run_reasons(alone, rest), *uncovered]]
 
 
 def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],

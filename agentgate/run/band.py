@@ -280,7 +280,8 @@ def _result(
 
 
 def is_frozen(nodeid: str, frozen: frozenset[str]) -> bool:
-    """A freeze of ``test_x`` covers each of its parametrized cases ``test_x[...]``."""
+    """A freeze of ``test_x`` covers each of its parametrized cases ``test_x[...]`` here;
+    ``check`` keeps that excuse only for the cases the base fails too (``flows.freeze_cases``)."""
     return nodeid in frozen or nodeid.split("[", 1)[0] in frozen
 
 
