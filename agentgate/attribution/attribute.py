@@ -37,12 +37,12 @@ from agentgate.attribution.runs import (
     prepare_scratch,
 )
 from agentgate.attribution.summary import Summary, build_result, recheck_command
-from agentgate.attribution.verdict import Attribution, TreeEvidence, decide
+from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, decide
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
 from agentgate.run import interp, process
-from agentgate.run.junit import Outcome, normalise_nodeid
+from agentgate.run.junit import Outcome, RunOutcome, normalise_nodeid, read_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -82,12 +82,60 @@ def _verdict(root: Path, config: Config, request: Request, summary: Summary) -> 
             f"{decision.detail}; run alone, which cannot show whether the patch broke what "
             "another test of its file sets up for it: a freeze needs --context file (the "
             "default with --freeze)"))
+    if decision.freeze_allowed:
+        decision = _confirmed(root, config, request, summary, decision)
     result = build_result(summary, decision, recheck_command(request, base, head))
     if request.freeze is not None:
         from agentgate.attribution.freeze import freeze  # only --freeze needs the ledger
 
         result = freeze(root, config, request, summary, decision, result)
     return result
+
+
+def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
+               decision: Decision) -> Decision:
+    """A freeze's last check: the base's own full run -- the project's settings and plugins,
+    every test file, as its CI runs it -- on a seed the base failed. The runs above take
+    the test apart from its suite and from the project's plugins (xdist's ``worker_id``,
+    another file's set-up); a failure that only shows so is theirs, not the base's (flake
+    trial round 3: both trees failed for want of what the full run gives, PRE_EXISTING and
+    a freeze, for a patch that broke the test). Passing there is HARNESS_ENV; a run that
+    says nothing of the test confirms nothing, so no freeze either."""
+    failing = summary.base.failing_seeds() if summary.base is not None else []
+    seed = failing[0] if failing else config.pythonhashseed
+    outcome = _base_full_run(root, config, request, summary.base_sha, seed)
+    if outcome.outcome.failing:
+        return decision
+    said = ("passes" if outcome.outcome.ran else
+            f"was not confirmed ({outcome.outcome}: {outcome.detail})")
+    return Decision(Attribution.HARNESS_ENV, False, (
+        f"{decision.detail}; but in the base's own full run (the project's pytest settings "
+        f"and plugins, seed {seed}) the test {said}: it fails only as attribution runs it, "
+        "apart from its suite, so no freeze"))
+
+
+def _base_full_run(root: Path, config: Config, request: Request, base: str,
+                   seed: int) -> RunOutcome:
+    python = interp.project_python(root, config)
+    with ExitStack() as stack:
+        scratch = stack.enter_context(scratch_dir("attribute-control", root))
+        tree = stack.enter_context(worktrees.temporary_worktree(root, base))
+        home = scratch / "home"
+        (home / "tmp").mkdir(parents=True)
+        env = interp.test_env(config, tree, seed=seed)
+        env.update(HOME=os.fspath(home), TMPDIR=os.fspath(home / "tmp"),
+                   PYTHONPYCACHEPREFIX=os.fspath(home / "pycache"))
+        xml = scratch / "control.xml"
+        session = stack.enter_context(process.Session())
+        with (scratch / "control.err").open("wb") as err:
+            done = session.run([python, "-m", "pytest", "-q", f"--junitxml={xml}",
+                                "-o", "cache_dir=$HOME/.pytest_cache"], cwd=tree, env=env,
+                               timeout=float(request.timeout or config.timeout or 600) * 10,
+                               stderr=err)
+        if done.timed_out:
+            return RunOutcome(Outcome.TIMEOUT, f"killed after {done.seconds:.0f} s")
+        tail = (scratch / "control.err").read_bytes()[-4000:].decode("utf-8", "replace")
+        return read_outcome(xml, request.nodeid, done.returncode, tail)
 
 
 def _validated(request: Request, config: Config) -> Request:

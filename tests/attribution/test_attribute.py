@@ -308,6 +308,27 @@ def test_a_patch_that_crashes_the_interpreter_on_some_seeds_is_patch_induced(
     assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False), extra
 
 
+CROSS_FILE = {
+    "app/state.py": "STATE = {}\n\n\ndef prepare():\n    STATE['ready'] = True\n",
+    "tests/test_a.py": "from app.state import prepare\n\n\ndef test_a():\n    prepare()\n",
+    "tests/test_b.py": "from app.state import STATE\n\n\n"
+                       "def test_b():\n    assert STATE.get('ready')\n",
+}
+
+
+@pytest.mark.e2e
+def test_a_failure_only_apart_from_the_suite_is_no_freeze(repo: GitRepo) -> None:
+    """Flake trial round 3: ``test_b`` needs what a test in another file sets up, and the
+    patch broke that set-up. Run in its own file, ``test_b`` fails on both trees:
+    PRE_EXISTING, freeze written. The base's own full run, which a freeze is checked
+    against, passes it: HARNESS_ENV."""
+    patch_repo(repo, CROSS_FILE, {"app/state.py": CROSS_FILE["app/state.py"].replace(
+        "    STATE['ready'] = True\n", "    pass\n")})
+    extra = attribute(repo, "tests/test_b.py::test_b", context="file").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
+    assert "in the base's own full run" in extra["detail"], extra["detail"]
+
+
 ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
            "def test_b():\n    assert STATE.get('ready')\n")
 
