@@ -118,7 +118,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     files = inventory.touched_tests(changes, tests, base_paths)
     texts = _texts(root, changes)
     changed_harness = harness.harness_changes(changes, config, texts)
-    plugins = _plugin_files(root, base_paths, config)
+    plugins = _plugin_files(root, base_paths, config, mb)
     changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
                         for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
@@ -319,14 +319,22 @@ _BASE_FORM = {"passed": "passes", "xfailed": "xfails, as its base marker expects
 _TEXT_NAMES = (*harness.ENTRY_POINT_FILES, *PYTEST_CONFIG_FILES)
 
 
-def _plugin_files(root: Path, base_paths: dict[str, str], config: Config) -> set[str]:
-    """The base's tree modules its conftests load through ``pytest_plugins``: harness, laid
-    over as at the base like the conftests themselves."""
-    conftests = [p for p in base_paths if posixpath.basename(p) == harness.CONFTEST]
-    blobs = gitio.cat_blobs(root, [base_paths[p] for p in conftests])
-    texts = {p: blobs[base_paths[p]].decode("utf-8", "surrogateescape")
-             for p in conftests if base_paths[p] in blobs}
-    return harness.plugin_files(texts, base_paths, config.sources)
+def _plugin_files(root: Path, base_paths: dict[str, str], config: Config,
+                  merge_base: str) -> set[str]:
+    """The base's tree modules pytest loads as plugins: what its conftests and test modules
+    name in ``pytest_plugins``, and what its ``addopts`` load with ``-p`` (red-team round 4:
+    a fixture of an ``-p app.testing`` plugin was loosened with the bug). Harness, laid over
+    as at the base like the conftests themselves."""
+    declaring = {p for p in base_paths if posixpath.basename(p) == harness.CONFTEST}
+    declaring |= {p for p in gitio.files_matching(root, merge_base, "pytest_plugins",
+                                                  fixed=True) if p.endswith(".py")}
+    blobs = gitio.cat_blobs(root, [base_paths[p] for p in declaring if p in base_paths])
+    names = [n for p in sorted(declaring) if base_paths.get(p) in blobs
+             for n in harness.plugins_declared(
+                 blobs[base_paths[p]].decode("utf-8", "surrogateescape")) or ()]
+    names += harness.addopts_plugins(gitio.read_many_at(root, merge_base,
+                                                        list(PYTEST_CONFIG_FILES)))
+    return harness.plugin_files(names, base_paths, config.sources)
 
 
 def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:

@@ -16,7 +16,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_tables_from_texts
+from agentgate.core.config import (
+    PYTEST_CONFIG_FILES,
+    Config,
+    option_words,
+    pytest_option,
+    pytest_tables_from_texts,
+)
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change
 from agentgate.gate import trust
@@ -147,24 +153,43 @@ def plugins_declared(text: str | None) -> tuple[str, ...] | None:
     return None
 
 
-def plugin_files(conftests: Mapping[str, str | None], paths: Iterable[str],
-                 roots: Iterable[str]) -> set[str]:
-    """The tree's modules the harness loads as plugins: what the conftests' (path -> text)
-    ``pytest_plugins`` name, found among ``paths`` under each import root (the tree's top and
-    the source roots). Such a module is harness wherever it lives (red-team: a
-    ``pytest_pyfunc_call`` added to the ``app/testing.py`` a conftest loads swallowed the
-    failure it was meant to report)."""
-    present = set(paths)
+def plugin_files(names: Iterable[str], paths: Iterable[str], roots: Iterable[str]) -> set[str]:
+    """The tree's modules the harness loads as plugins, by the module names pytest is given
+    (``pytest_plugins``, ``-p``), found among ``paths`` under each import root (the tree's
+    top and the source roots); a package is every module in it. Such a module is harness
+    wherever it lives (red-team: a ``pytest_pyfunc_call`` added to the ``app/testing.py`` a
+    conftest loads swallowed the failure it was meant to report; round 4: the fixture in
+    ``app/testing/fixtures.py`` that ``app/testing/__init__.py`` imports was loosened)."""
+    present = sorted(set(paths))
     tops = ["", *(r.strip("/") + "/" for r in roots if r.strip("/") not in ("", "."))]
     found: set[str] = set()
-    for text in conftests.values():
-        for name in plugins_declared(text) or ():
-            stem = name.replace(".", "/")
-            for top in tops:
-                for candidate in (f"{top}{stem}.py", f"{top}{stem}/__init__.py"):
-                    if candidate in present:
-                        found.add(candidate)
+    for name in names:
+        if name == "?" or not name.replace(".", "").replace("_", "").isalnum():
+            continue
+        stem = name.replace(".", "/")
+        for top in tops:
+            if f"{top}{stem}.py" in present:
+                found.add(f"{top}{stem}.py")
+            package = f"{top}{stem}/"
+            if f"{package}__init__.py" in present:
+                found.update(p for p in present if p.startswith(package) and p.endswith(".py"))
     return found
+
+
+def addopts_plugins(texts: Mapping[str, str | None]) -> list[str]:
+    """The modules the pytest configuration's ``addopts`` load with ``-p NAME`` (``no:``
+    names unload)."""
+    try:
+        words = option_words(pytest_option(dict(texts), "addopts"))
+    except ConfigError:
+        return []
+    found = []
+    for i, word in enumerate(words):
+        if word == "-p" and i + 1 < len(words):
+            found.append(words[i + 1])
+        elif word.startswith("-p") and len(word) > 2:
+            found.append(word[2:].lstrip("="))
+    return [n for n in found if not n.startswith("no:")]
 
 
 def _names(value: ast.expr | None) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from agentgate.core.config import Config, option_words, pytest_option
 from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
 from agentgate.graph.types import ImportGraph, module_name
+from agentgate.plan import harness
 from agentgate.plan.deps import dependency_reasons
 from agentgate.plan.markers import AddedMarker
 from agentgate.plan.pytest_config import (
@@ -250,6 +251,11 @@ def _select(
         elif path == CONFTEST or path.endswith("/" + CONFTEST):
             # A conftest importing changed code changes the fixtures of every test below it.
             conftests.setdefault(path, _chain_paths(graph, closure, name, impact))
+    # A plugin ``addopts`` loads with ``-p`` is every test's, as the root conftest is: its
+    # fixtures and hooks reach tests that import nothing of it (red-team round 4).
+    for plugin in harness.addopts_plugins(inp.pytest_head):
+        if plugin in graph.modules and plugin in closure:
+            conftests.setdefault(CONFTEST, _chain_paths(graph, closure, plugin, impact))
     ordered = sorted(tests)
     for conftest, chain in conftests.items():
         for test in _tests_under(ordered, posixpath.dirname(conftest)):

@@ -252,3 +252,32 @@ def test_files_pytest_never_recurses_into_are_no_band(repo: GitRepo) -> None:
         plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
         assert plan["tests"] == ["tests/test_core.py"], plan["tests"]
         repo.rm(skipped)
+
+
+def test_a_plugin_addopts_load_reaches_every_test(repo: GitRepo) -> None:
+    """Red-team round 4: ``addopts = "-p app.testing"`` loads a plugin whose fixture uses
+    ``app.core``; a test that takes the fixture imports nothing of either, and a broken
+    ``app.core`` ran no test. The plugin is every test's, as the root conftest is; a module
+    it does not reach still runs only its own tests."""
+    repo.files({
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+                          'addopts = "-p app.testing"\n',
+        "app/__init__.py": "", "app/core.py": "def f(x):\n    return x + 1\n",
+        "app/other.py": "def g():\n    return 2\n",
+        "app/testing.py": "import pytest\n\nfrom app.core import f\n\n\n@pytest.fixture\n"
+                          "def two():\n    return f(1)\n",
+        "tests/test_two.py": "def test_two(two):\n    assert two == 2\n",
+        "tests/test_other.py": "from app.other import g\n\n\ndef test_g():\n    assert g() == 2\n",
+    })
+    repo.commit("base")
+    repo.git("tag", "-f", "base")
+    repo.files({"app/core.py": "def f(x):\n    return x + 2\n"})
+    repo.commit("broken")
+    data = check_json(repo)
+    assert data["exit_code"] == 1, data["reasons"]
+    assert data["results"]["failed_ids"] == ["tests/test_two.py::test_two"]
+    repo.git("reset", "-q", "--hard", "base")
+    repo.files({"app/other.py": "def g():\n    return 1 + 1\n"})
+    repo.commit("other")
+    plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+    assert plan["tests"] == ["tests/test_other.py"], plan["tests"]
