@@ -28,7 +28,8 @@ from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
 from agentgate.witness import ambient, blocks, rebind
 from agentgate.witness.blocks import DIR, MISSING, MODULE, PACKAGING
-from agentgate.witness.rebind import REBOUND, Rebound
+from agentgate.witness.rebind import REBOUND, Rebound, Resolver
+from agentgate.witness.syntax import Import
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What an import can load from a file (``local.cpython-311-x86_64-linux-gnu.so`` included).
@@ -84,6 +85,7 @@ def compute(
     rebound = Rebound() if unwatched is None else _rebind(
         root, old, _Changed(changes, texts, tests, changed), reach or (lambda _paths: witnessed),
         imports or {}, quiet_import, unwatched, witnessed, top_names)
+    _imports_reached(_Changed(changes, texts, tests, changed), witnessed, rebound)
     _listings(changes, texts.keys() & folders, changed, old=old, new=new)
     appeared = _appeared(changes)
     for stem in appeared:
@@ -204,6 +206,62 @@ def _record(
                 for other in witnessed:
                     if under(other, folder):
                         changed.setdefault(other, set()).add(MODULE)
+
+
+def _imports_reached(diff: _Changed, witnessed: set[str], rebound: Rebound) -> None:
+    """A module whose module level changed with an effect (not binding names only: a call,
+    a store into another module) -- or that the patch added -- reaches, when it is
+    imported, the modules it imports: that is where its effect can land (``calc.mul =
+    ...``, ``calc.configure(fast=True)``). In one pytest process every test file is
+    imported at collection, so the tests that use those modules run too, not only the
+    module's own users (red-team round 4: an added ``app/hotfix.py`` imported by
+    ``app/other.py`` replaced ``app.calc.mul``, and only ``app.other``'s test ran). Followed
+    through the added modules it imports. A change the name analysis judged (``rebind``:
+    the names it binds or stores, here or in another module) is judged so already."""
+    judged = set(rebound.names) | set(rebound.origin.values())
+    added = {c.path for c in diff.changes if c.status in (ADDED, COPIED, RENAMED)}
+    resolve = Resolver(witnessed | added)
+    todo = [c for c in diff.changes if c.status != DELETED and c.path.endswith(".py")
+            and MODULE in diff.changed.get(c.path, set()) and not diff.tests.match(c.path)
+            and posixpath.basename(c.path) != "conftest.py" and c.path not in judged]
+    texts = {c.path: _text(diff.texts, c.new_blob) for c in todo}
+    seen: set[str] = set()
+    while todo:
+        change = todo.pop()
+        if change.path in seen:
+            continue
+        seen.add(change.path)
+        for target in _imported(change.path, texts.get(change.path), resolve):
+            if target == change.path or diff.tests.match(target):
+                continue
+            diff.changed.setdefault(target, set()).add(MODULE)
+            todo += [c for c in diff.changes if c.path == target and c.path in added]
+
+
+def _imported(path: str, text: bytes | None, resolve: Resolver) -> set[str]:
+    """The known modules a source imports anywhere (a module named ``from pkg import mod``
+    counts as ``pkg.mod``)."""
+    if text is None:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.update(resolve(path, Import(alias.name, alias.name, None, 0)))
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                inner = f"{module}.{alias.name}" if module else alias.name
+                # ``from app import calc``: the module ``app.calc`` if there is one, else
+                # the name is ``app``'s (its parent package is no target of its own).
+                got = resolve(path, Import(inner, inner, None, node.level)) if (
+                    alias.name != "*") else []
+                found.update(got or resolve(path, Import(module, module, None, node.level)))
+    return found
 
 
 def _metadata_folder(path: str) -> bool:

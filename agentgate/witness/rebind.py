@@ -76,8 +76,8 @@ class Rebound:
     unwatched: frozenset[str] = frozenset()
 
     @cached_property
-    def resolve(self) -> _Resolver:
-        return _Resolver(self.modules)
+    def resolve(self) -> Resolver:
+        return Resolver(self.modules)
 
     def __bool__(self) -> bool:
         return any(self.names.values()) or bool(self.members)
@@ -201,7 +201,7 @@ def judge(
     statements: dict[str, list[Statement]] = {p: list(m.statements) for p, m in modules.items()}
     changed_blocks: dict[str, frozenset[str]] = {}
     raising: set[str] = set()
-    resolver = _Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
+    resolver = Resolver(modules.keys() | pairs.keys() | {p for p in known if p.endswith(".py")})
     analysed_pairs: list[Module | None] = []
     stores: list[tuple[str, Statement]] = []
     for path, (old_text, new_text) in pairs.items():
@@ -253,7 +253,7 @@ def judge(
 def store_targets(pairs: Mapping[str, tuple[bytes, bytes]], known: Iterable[str]) -> set[str]:
     """The modules whose names the changed statements of ``pairs`` set (``_stored_into``):
     their readers belong among the code ``judge`` reads."""
-    resolver = _Resolver(pairs.keys() | {p for p in known if p.endswith(".py")})
+    resolver = Resolver(pairs.keys() | {p for p in known if p.endswith(".py")})
     names: dict[str, set[str]] = {}
     fallback: set[str] = set()
     for path, (old_text, new_text) in pairs.items():
@@ -271,7 +271,7 @@ def _differing(old: Module, new: Module) -> list[Statement]:
             for s in side]
 
 
-def _stored_into(path: str, stmt: Statement, resolver: _Resolver, names: dict[str, set[str]],
+def _stored_into(path: str, stmt: Statement, resolver: Resolver, names: dict[str, set[str]],
                  fallback: set[str], origin: dict[str, str]) -> None:
     """A changed statement that sets an attribute of an imported module, or of something
     one holds (``app.core.LIMIT = 4``, ``settings.X = 1`` for ``from app.core import
@@ -394,7 +394,7 @@ def _delta(old: Module, new: Module, quiet: bool) -> Found | None:
     return None if implicit else (names, attrs)
 
 
-def _library_class(path: str, old: Module, new: Module, resolve: _Resolver) -> bool:
+def _library_class(path: str, old: Module, new: Module, resolve: Resolver) -> bool:
     """Whether a class the change touches derives from a library's class (not the standard
     library's or a known one's, not the repository's): the library's metaclass or
     ``__init_subclass__`` may keep the class (an ORM's models, a plugin registry) where no
@@ -503,7 +503,7 @@ class _Propagation:
         self.modules = modules
         self.quiet = quiet_import
         self.pure_call = pure_call
-        self.resolve = _Resolver(statements)
+        self.resolve = Resolver(statements)
 
     def run(self, names: dict[str, set[str]], attrs: set[str], fallback: set[str],
             origin: dict[str, str]) -> None:
@@ -579,7 +579,7 @@ class _PureCalls:
     than such a ``def`` or ``class`` -- is not. Judged from W's text (and head's, for a
     changed module: both must agree), on demand."""
 
-    def __init__(self, texts: Iterable[tuple[str, bytes]], resolve: _Resolver,
+    def __init__(self, texts: Iterable[tuple[str, bytes]], resolve: Resolver,
                  patched: frozenset[str] | None) -> None:
         self.texts: dict[str, list[bytes]] = {}
         for path, text in texts:
@@ -628,7 +628,7 @@ class _PureCalls:
         return found
 
     def sources(self, path: str, item: Import) -> list[str]:
-        """The repository modules an import of ``item.module`` gets. ``_Resolver`` matches
+        """The repository modules an import of ``item.module`` gets. ``Resolver`` matches
         any dotted suffix, which errs towards more modules where more means more tests;
         here it would err the other way (``from somelib import make`` is not the pure
         ``make`` of ``app/vendor/somelib.py``), so an absolute import counts only a module
@@ -678,7 +678,7 @@ class _PureCalls:
         return found == {True} or False
 
 
-class _Resolver:
+class Resolver:
     """Which of the known modules an import names: by dotted suffix (``pkg.mod`` is
     ``src/pkg/mod.py`` or ``pkg/mod/__init__.py``), relative ones from the importer."""
 
