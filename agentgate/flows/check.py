@@ -26,7 +26,7 @@ from agentgate.git import gitio
 from agentgate.graph import build as graph_build
 from agentgate.ledger import committed as ledger_committed
 from agentgate.ledger import excuse as ledger_excuse
-from agentgate.plan import markers, planner
+from agentgate.plan import effects, markers, planner
 from agentgate.plan import pytest_config as planner_pytest
 from agentgate.plan.planner import Plan, PlanInput
 from agentgate.report.plan import BandRun, CheckDetail, Explain, PlanDetail
@@ -143,6 +143,23 @@ def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
             for p, name in names.items()}
 
 
+def _effects(root: Path, checked: RangeCheck, config: Config) -> frozenset[str]:
+    """The changed or added source modules whose top level gained a statement with an effect
+    beyond their own names (``plan.effects``): one read of their texts."""
+    tests = planner_pytest.TestFiles(config, checked.python_files)
+    wanted = [c for c in checked.changes if c.new_blob and c.path.endswith(".py")
+              and not tests.match(c.path) and posixpath.basename(c.path) != "conftest.py"]
+    if not wanted:
+        return frozenset()
+    blobs = gitio.cat_blobs(root, [b for c in wanted for b in (c.old_blob, c.new_blob) if b])
+    return frozenset(c.path for c in wanted if effects.gained(
+        _blob(blobs, c.old_blob), _blob(blobs, c.new_blob)))
+
+
+def _blob(blobs: Mapping[str, bytes], blob: str | None) -> bytes | None:
+    return blobs.get(blob) if blob else None
+
+
 def plan(root: Path, base: str | None, head: str = "HEAD", *, explain: str | None = None) -> Result:
     # confirm_env=False: plan executes nothing from the branch (issue 11), not even the
     # interpreter the witness gate would fingerprint; check confirms it before the band.
@@ -169,6 +186,7 @@ def plan_range(root: Path, base: str | None, head: str, *, confirm_env: bool = T
         markers=tuple(_added_markers(config, texts, planner_pytest.python_files(head_pytest))),
         doctests=_doctests(root, checked.head, head_pytest),
         named_by=_named_by(root, checked),
+        effects=_effects(root, checked, config),
     )
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)

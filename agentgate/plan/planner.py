@@ -48,6 +48,9 @@ class PlanInput:
     # Changed files an ``inert`` pattern matches -> the Python files at head that name them
     # (their file name in the text): ``RATES.md`` read by ``app/tax.py`` is no doc.
     named_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Changed or added modules whose top level gained a statement with an effect beyond
+    # their own names (``effects``): they reach the modules they import.
+    effects: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,17 @@ def _seed(inp: PlanInput, graph: ImportGraph) -> _Impact:
     for change in inp.changes:
         for path in change.paths:
             _seed_path(inp.config, packages, path, impact, inp.named_by.get(path, ()))
+    for path in sorted(inp.effects):
+        # Its import-time effect lands in what it imports, for every test that uses that
+        # (effects.py): each such module is reached as if the file had changed it.
+        name = module_name(inp.config, path)
+        targets = set(graph.imports.get(name, ())) if name is not None else set()
+        # A parent package is an edge of every submodule: no target of its own, here.
+        parents = {".".join(module.split(".")[:i]) for module in targets | {name or ""}
+                   for i in range(1, module.count(".") + 1)}
+        for target in sorted(targets - parents):
+            if target in graph.modules and target not in impact.seeds:
+                impact.seeds[target] = path
     return impact
 
 

@@ -281,3 +281,44 @@ def test_a_plugin_addopts_load_reaches_every_test(repo: GitRepo) -> None:
     repo.commit("other")
     plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
     assert plan["tests"] == ["tests/test_other.py"], plan["tests"]
+
+
+EFFECT_FILES = {
+    "app/__init__.py": "",
+    "app/calc.py": "_FAST = False\n\n\ndef configure(fast):\n    global _FAST\n    _FAST = fast\n"
+                   "\n\ndef mul(a, b):\n    return a * b + (1 if _FAST else 0)\n",
+    "app/other.py": "from app import calc\n\n\ndef shout(s):\n    return s.upper()\n",
+    "app/lone.py": "def lone():\n    return 1\n",
+    "tests/test_calc.py": "from app import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n",
+    "tests/test_other.py": "from app.other import shout\n\n\ndef test_shout():\n"
+                           "    assert shout('a') == 'A'\n",
+    "tests/test_lone.py": "from app.lone import lone\n\n\ndef test_lone():\n    assert lone() == 1\n",
+}
+
+
+def test_an_import_time_effect_runs_the_tests_of_what_the_module_imports(repo: GitRepo) -> None:
+    """Red-team round 4: app/other.py gained a top-level ``calc.configure(fast=True)``; in
+    the full suite, collection imports it and test_mul fails, but the import closure ran
+    app.other's importers only. A module whose top level gains a call or a store into
+    another object (or that the patch adds with one) reaches the modules it imports."""
+    repo.files(EFFECT_FILES)
+    repo.commit("base")
+    repo.git("tag", "-f", "base")
+    other = EFFECT_FILES["app/other.py"]
+    for change, expected in (
+        ("from app import calc\n\ncalc.configure(fast=True)\n", ["tests/test_calc.py",
+                                                                 "tests/test_other.py"]),
+        ("from app import calc\n\nLIMIT = 3\n", ["tests/test_other.py"]),  # binds a name only
+    ):
+        repo.git("checkout", "-q", "-B", "patch", "base")
+        repo.files({"app/other.py": other.replace("from app import calc\n", change)})
+        repo.commit("patch")
+        plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+        assert plan["tests"] == expected, plan["tests"]
+    repo.git("checkout", "-q", "-B", "patch", "base")
+    repo.files({"app/hotfix.py": "from app import calc\n\ncalc.mul = lambda a, b: a * b + 1\n",
+                "app/other.py": other.replace("import calc", "import calc, hotfix  # noqa")})
+    repo.commit("patch")
+    data = check_json(repo)
+    assert data["exit_code"] == 1 and data["results"]["failed_ids"] == [
+        "tests/test_calc.py::test_mul"], data["reasons"]
