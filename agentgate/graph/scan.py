@@ -65,7 +65,9 @@ _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file
                            r"|(?:^|[\s'\"])-(?:m|c)(?:[\s'\"]|$)|(?:^|[\s'\"])-m[^\W\d]"
                            # what graph.scan_loaders.indirect reads: a .py file an argv or a
                            # path names, ``sys.modules["app.core"]``, builtins taken apart
-                           r"|\.py['\"]|\bsys\s*\.\s*modules\b|\bbuiltins\b")
+                           r"|\.py['\"]|\bsys\s*\.\s*modules\b|\bbuiltins\b"
+                           # a string that opens with an import: code for a child or exec
+                           r"|['\"]{1,3}\s*(?:from\s+[\w.]+\s+)?import\s")
 # the object loaders indirect reads (``pickle.loads``: the file depends on what its data names)
 _UNPICKLER_HINTS = re.compile(r"\b(?:" + "|".join(sorted(UNPICKLER_MODULES)) + r")\b")
 _SMALL_BATCH = 100_000  # characters: ast parses that in about 40 ms, grimp loads in 30

@@ -17,6 +17,7 @@ import ast
 import doctest
 import itertools
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from agentgate.graph.scan_loaders import indirect, loaders
@@ -65,6 +66,8 @@ def scan_tree(tree: ast.AST, *, dynamic: bool = True, depth: int = 0
             if ">>>" in node.value:
                 plugins += _doctest_examples(node.value, getattr(node, "lineno", 0), depth,
                                              imports)
+            elif _CODE_IMPORT.search(node.value):
+                _code_text(node.value, getattr(node, "lineno", 0), depth, imports)
         elif dynamic and isinstance(node, ast.List | ast.Tuple):
             imports.extend(_run_as_main_argv(node.elts))
             plugins += _run_code_argv(node.elts, depth, imports)  # escalated as found
@@ -127,6 +130,25 @@ def _run_as_main_argv(items: list[ast.expr]) -> list[str]:
                 and _DOTTED_NAME.fullmatch(second.value)):
             found.append(_as_main(second.value))
     return found
+
+
+# A string holding an import statement: code for a child (``-c``, ``input=`` to ``python -``),
+# for ``exec``, a template run later, however it gets there (``textwrap.dedent``, a constant,
+# a local name; red-team round 4).
+_CODE_IMPORT = re.compile(r"(?:^|[\n;])[ \t]*(?:from[ \t]+[\w.]+[ \t]+import|import)[ \t]+\w")
+
+
+def _code_text(text: str, line: int, depth: int, imports: list[str]) -> None:
+    """The imports of a string that parses as Python (dedented) and imports something: the
+    file depends on what they name; the rest of such text is not judged (a computed import
+    in it escalates nothing, as the text may never run)."""
+    if depth >= _EXEC_DEPTH:
+        return
+    try:
+        code = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    imports += scan_tree(code, dynamic=False, depth=depth + 1)[0]
 
 
 def _doctest_examples(text: str, line: int, depth: int, imports: list[str]) -> Escalations:

@@ -289,10 +289,12 @@ EFFECT_FILES = {
                    "\n\ndef mul(a, b):\n    return a * b + (1 if _FAST else 0)\n",
     "app/other.py": "from app import calc\n\n\ndef shout(s):\n    return s.upper()\n",
     "app/lone.py": "def lone():\n    return 1\n",
-    "tests/test_calc.py": "from app import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n",
+    "tests/test_calc.py": "from app import calc\n\n\ndef test_mul():\n"
+                          "    assert calc.mul(2, 3) == 6\n",
     "tests/test_other.py": "from app.other import shout\n\n\ndef test_shout():\n"
                            "    assert shout('a') == 'A'\n",
-    "tests/test_lone.py": "from app.lone import lone\n\n\ndef test_lone():\n    assert lone() == 1\n",
+    "tests/test_lone.py": "from app.lone import lone\n\n\ndef test_lone():\n"
+                          "    assert lone() == 1\n",
 }
 
 

@@ -236,6 +236,10 @@ NAMED = {
                     "app/core.py"),
     "entry-point": ("from importlib.metadata import EntryPoint\n\ndef load():\n"
                     "    return EntryPoint('one', 'app.core:one', 'g').load()\n", "app/core.py"),
+    "dedented-child-code": ("import subprocess, sys, textwrap\n\ndef run():\n"
+                            "    code = textwrap.dedent(\"\"\"\n        from app.core import one\n"
+                            "        print(one())\n    \"\"\")\n"
+                            "    subprocess.run([sys.executable, '-c', code])\n", "app/core.py"),
     "doctest-example": ('def helper():\n    """\n    >>> from app.core import one\n'
                         '    >>> one()\n    1\n    """\n', "app/core.py"),
 }
