@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from agentgate.core.config import Config
     from agentgate.core.model import Result
 
-_DEFAULT_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
 
 def attribute(root: Path, config: Config, request: Request) -> Result:
@@ -188,13 +187,7 @@ def _freeze_problems(freeze: FreezeRequest, config: Config, today: date) -> list
 
 
 def _base_ref(root: Path, config: Config, request: Request) -> str:
-    if request.base:
-        return request.base
-    candidates = (config.base_branch,) if config.base_branch else _DEFAULT_BASES
-    for ref in candidates:
-        if ref and gitio.ref_exists(root, ref):
-            return ref
-    raise GitError(f"no base branch found (tried {', '.join(candidates)}); pass --base")
+    return request.base or gitio.default_base(root, config.base_branch)
 
 
 def _require_on_head(root: Path, head: str, nodeid: str) -> None:

@@ -17,8 +17,17 @@ from typing import Any
 from agentgate.report.render import Format
 
 
+def default_base(root: Path) -> str:
+    """``--base`` when it is not given (``gitio.default_base``, with the configured branch)."""
+    from agentgate.core.config import load
+    from agentgate.git import gitio
+
+    return gitio.default_base(root, load(root).base_branch)
+
+
 def plan(
-    *, base: str, head: str, fmt: str, explain: str | None, repo: Path, verbose: bool = False
+    *, base: str | None, head: str, fmt: str, explain: str | None, repo: Path,
+    verbose: bool = False,
 ) -> int:
     """Which tests the range must run, and why; exit code is the verdict."""
     from agentgate.flows import check as checkrun
@@ -26,7 +35,8 @@ def plan(
     from agentgate.report.render import emit
 
     root = gitio.repo_root(repo)
-    result = checkrun.plan(root, base, head, explain=repo_relative(root, explain))
+    result = checkrun.plan(root, base or default_base(root), head,
+                           explain=repo_relative(root, explain))
     emit(result, Format(fmt), verbose=verbose)
     return result.exit_code
 

@@ -12,7 +12,7 @@ from agentgate.git import gitio
 
 
 def check_command(
-    *, base: str, head: str, fmt: str, shadow: bool, repo: Path, workers: str | None = None,
+    *, base: str | None, head: str, fmt: str, shadow: bool, repo: Path, workers: str | None = None,
     verbose: bool = False,
 ) -> int:
     """Plan the range, then run the band (or the full suite) on a clean tree of head."""
@@ -21,6 +21,7 @@ def check_command(
     from agentgate.report import progress
 
     root = gitio.repo_root(repo)
+    base = base or fast.default_base(root)
     count = None if workers is None else parse_workers(workers)
     with progress.shown() as display:
         result = checkrun.check(root, base, head, shadow=shadow, workers=count,

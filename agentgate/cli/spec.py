@@ -70,7 +70,8 @@ REPO = Param(name="repo", flags=("--repo", "-C"), kind=Path, default=Path("."),
 # inside plan/check and the hooks, where a patch's environment could postpone its own expiry.
 TODAY = _str("today", "--today", "Pretend today is YYYY-MM-DD.", hidden=True)
 BASE = _str("base", "--base", "Base of the range (e.g. origin/main): its merge-base with head "
-            "supplies the rules.", required=True)
+            "supplies the rules (default: [tool.agentgate] base_branch, else the first of "
+            "origin/HEAD, origin/main, origin/master, main, master that exists).")
 HEAD = _str("head", "--head", "Head of the range (default HEAD).", "HEAD")
 NODEID = Param(name="test", required=True, help="The test's pytest node id (path::name).")
 REV = _str("rev", "--rev", "Revision (default: HEAD for record).")

@@ -415,6 +415,19 @@ def changed_or_untracked(root: Path) -> list[str]:
     return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
 
 
+DEFAULT_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
+def default_base(root: Path, configured: str | None) -> str:
+    """The base a command uses when none is given: the configured ``base_branch``, else the
+    first of ``DEFAULT_BASES`` that exists; GitError saying what was tried when none does."""
+    candidates = (configured,) if configured else DEFAULT_BASES
+    for ref in candidates:
+        if ref and ref_exists(root, ref):
+            return ref
+    raise GitError(f"no base branch found (tried {', '.join(candidates)}); pass --base")
+
+
 def changed_tracked(root: Path) -> list[str]:
     """Tracked files whose content in the work tree differs from the checkout's commit
     (modified or deleted), sorted."""

@@ -24,7 +24,7 @@ def test_an_unknown_format_is_one_line_listing_the_choices(app_repo: GitRepo) ->
 
 
 @pytest.mark.parametrize("args", [
-    ("plan", "--format", "json"),  # a usage error, from the typer app
+    ("plan", "--format", "json", "--bogus"),  # a usage error, from the typer app
     ("plan", "--base", "no-such-rev", "-fjson"),  # an expected error, from the fast path
     ("ledger", "list", "--format=json", "--bogus"),
 ])
@@ -38,9 +38,30 @@ def test_a_usage_error_under_format_json_prints_a_json_object(
 
 
 def test_a_usage_error_in_text_prints_nothing_on_stdout(app_repo: GitRepo) -> None:
+    proc = run_agentgate("plan", "--bogus", cwd=app_repo.path)
+    assert (proc.returncode, proc.stdout) == (64, "")
+    assert proc.stderr.startswith("agentgate: No such option: --bogus")
+    assert proc.stderr.endswith("(see: agentgate plan --help)\n") and proc.stderr.count("\n") == 1
+
+
+def test_without_base_plan_and_check_use_the_base_branch(app_repo: GitRepo) -> None:
+    """New-user trial: ``plan`` and ``check`` required ``--base`` though ``base_branch`` is a
+    setting. Without it they use the configured branch, else the first of origin/HEAD,
+    origin/main, origin/master, main, master; none found is one line, exit 64."""
+    branch = app_repo.git("branch", "--show-current").strip()
+    app_repo.git("checkout", "-q", "-b", "feature")
+    app_repo.files({"app/pricing/tax.py": "RATE = 0.2\n\ndef tax(x):\n    return x * RATE * 1\n"})
+    app_repo.commit("agent change")
+    app_repo.git("branch", "-m", branch, "trunk")
     proc = run_agentgate("plan", cwd=app_repo.path)
     assert (proc.returncode, proc.stdout) == (64, "")
-    assert proc.stderr == "agentgate: Missing option '--base'. (see: agentgate plan --help)\n"
+    assert proc.stderr.startswith("agentgate: no base branch found (tried origin/HEAD, ")
+    app_repo.files({"pyproject.toml": "[tool.agentgate]\nbase_branch = \"trunk\"\n"})
+    app_repo.commit("config")  # read at the checkout, as the CLI does
+    plan = json.loads(run_agentgate("plan", "-fjson", cwd=app_repo.path).stdout)
+    assert plan["base"] == app_repo.sha("trunk") and "tests/test_tax.py" in plan["tests"]
+    check = run_agentgate("check", "-fjson", cwd=app_repo.path)
+    assert check.returncode in (0, 2), check.stdout + check.stderr
 
 
 def test_an_option_missing_its_value_points_at_its_commands_help(app_repo: GitRepo) -> None:

@@ -264,7 +264,7 @@ def test_witness_record_takes_the_fast_path(app_repo: GitRepo) -> None:
     (["hook", "prepare-commit-msg", "MSG", "message", "HEAD", "x"],
      "unexpected extra argument"),
     (["hook", "pre-push", "origin", "url", "extra"], "unexpected extra argument"),
-    (["plan", "--head", "HEAD"], "Missing option '--base'"),
+    (["plan", "--head", "HEAD", "--bogus"], "No such option: --bogus"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 def test_a_usage_error_on_the_fast_path_is_typers_and_exits_64(
     app_repo: GitRepo, argv: list[str], says: str
