@@ -126,11 +126,14 @@ def _doctests(root: Path, head: str, head_pytest: Mapping[str, str | None]) -> f
 
 
 def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
-    """The changed files an ``inert`` pattern matches, each with the Python files at head
-    whose text names it (its file name): one ``git grep`` for the files naming any of them and
-    one read of those, whatever the number of docs; nothing for a range that changes none."""
-    inert = sorted({p for c in checked.changes for p in c.paths
-                    if not p.endswith(".py") and planner.inert(checked.config, p)})
+    """The changed files that are not Python, each with the Python files at head whose text
+    names it (its file name): one ``git grep`` for the files naming any of them and one read
+    of those, whatever the number of files; nothing for a range that changes none."""
+    # Every changed file that is not Python: an inert one is data only where code names it;
+    # package data is its package's, and also the data of code elsewhere that names it by
+    # a path of its own (red-team round 4: ``lib/render.py`` read ``app/templates/x.txt``
+    # from ``__file__`` without importing ``app``).
+    inert = sorted({p for c in checked.changes for p in c.paths if not p.endswith(".py")})
     if not inert:
         return {}
     names = {p: posixpath.basename(p) for p in inert}

@@ -197,8 +197,12 @@ def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact,
         impact.test_data.append(path)
     elif (package := packages.of(path)) is not None:
         # Package data: whatever imports the package (the graph gives every module an edge
-        # to its parent packages, so importers of its submodules too) may read the file.
+        # to its parent packages, so importers of its submodules too) may read the file, and
+        # so may code elsewhere that names it (a path built from its own ``__file__``).
         impact.seeds.setdefault(package, path)
+        for name in (module_name(config, f) for f in named_by):
+            if name is not None:
+                impact.seeds.setdefault(name, path)
     elif _agentgates(config, path):
         impact.inert.append(path)
     elif inert(config, path):

@@ -324,3 +324,33 @@ def test_an_import_time_effect_runs_the_tests_of_what_the_module_imports(repo: G
     data = check_json(repo)
     assert data["exit_code"] == 1 and data["results"]["failed_ids"] == [
         "tests/test_calc.py::test_mul"], data["reasons"]
+
+
+def test_package_data_read_from_elsewhere_by_its_path_runs_the_readers_tests(
+    repo: GitRepo,
+) -> None:
+    """Red-team round 4: ``lib/render.py`` reads ``app/templates/greeting.txt`` by a path
+    built from its own ``__file__``, never importing ``app``; a change to the template ran
+    only ``app``'s importers. Code that names a changed package data file is its reader."""
+    repo.files({
+        "app/__init__.py": "", "app/templates/greeting.txt": "hello",
+        "app/core.py": "def one():\n    return 1\n",
+        "lib/__init__.py": "",
+        "lib/render.py": "from pathlib import Path\n\nROOT = Path(__file__).resolve().parents[1]\n"
+                         "\n\ndef greet():\n"
+                         "    return (ROOT / 'app' / 'templates' / 'greeting.txt').read_text()\n",
+        "tests/test_render.py": "from lib.render import greet\n\n\ndef test_greet():\n"
+                                "    assert greet() == 'hello'\n",
+        "tests/test_core.py": "from app.core import one\n\n\ndef test_one():\n"
+                              "    assert one() == 1\n",
+        "tests/test_plain.py": "def test_plain():\n    pass\n",
+    })
+    repo.commit("base")
+    repo.git("tag", "-f", "base")
+    repo.files({"app/templates/greeting.txt": "goodbye"})
+    repo.commit("template")
+    data = check_json(repo)
+    assert data["exit_code"] == 1, data["reasons"]
+    assert data["results"]["failed_ids"] == ["tests/test_render.py::test_greet"]
+    plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+    assert plan["tests"] == ["tests/test_core.py", "tests/test_render.py"], plan["tests"]

@@ -321,6 +321,9 @@ def test_plan_text_report_shows_each_tests_why(chain: GitRepo) -> None:
 
 
 def test_plan_needs_a_base(chain: GitRepo) -> None:
+    """None given and no base branch to default to: one line, exit 64, naming --base."""
+    branch = chain.git("branch", "--show-current").strip()
+    chain.git("branch", "-m", branch, "trunk")
     proc = run_agentgate("plan", cwd=chain.path)
     assert proc.returncode == 64
     assert "--base" in proc.stderr
