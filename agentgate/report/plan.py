@@ -191,7 +191,12 @@ def _test_lines(detail: PlanDetail, *, verbose: bool) -> list[str]:
         # The count is what ``tests`` lists (issue 12 item 6): the witness's selection, not
         # the import closure's files ("9 of 9 test file(s)" over a band of 58 node ids).
         files = len({t.split("::", 1)[0] for t in detail.tests})
-        lines = [f"tests: {len(detail.tests)} selected by the witness, in {files} of "
+        # A parametrized function is one entry of ``tests`` and many runs: say how many
+        # (new-user trial: "538 selected" next to "impacted 911" and "ran 921").
+        witnessed = detail.witness
+        cases = sum(1 for d in witnessed.decisions if d.runs) + len(witnessed.shadow)
+        runs = f" ({cases} tests with their cases)" if cases != len(detail.tests) else ""
+        lines = [f"tests: {len(detail.tests)} selected by the witness{runs}, in {files} of "
                  f"{len(the_plan.suite)} test file(s) (the import closure: "
                  f"{len(the_plan.tests)} file(s))"]
     if verbose:

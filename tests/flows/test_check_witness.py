@@ -142,6 +142,10 @@ def test_impacted_cases_with_awkward_ids_run_and_account_cleanly(
     assert data["tests"] == ["tests/test_core.py::test_lookup"]
     assert data["witness"]["deselected"] == []
     assert (data["results"]["passed"], data["results"]["failed"]) == (3, 0)
+    # The text says how many run: one entry, three cases (new-user trial: "538 selected"
+    # next to "ran 921").
+    text = run_agentgate("plan", "--base", base, cwd=repo.path).stdout
+    assert "tests: 1 selected by the witness (3 tests with their cases), in 1 of" in text, text
 
 
 def test_a_case_of_a_selected_parametrized_test_deselected_by_the_harness_fails(
