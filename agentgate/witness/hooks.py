@@ -72,7 +72,8 @@ def finish(rec: Recorder, session: pytest.Session) -> None:
     if rec.out:
         with open(rec.out, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(raw))  # the C encoder; json.dump encodes in Python
-        said = f"agentgate witness: {len(rec.tests)} tests recorded -> {rec.out}"
+        # No path: it is agentgate's scratch, gone when ``witness record`` has read it.
+        said = f"agentgate witness: {len(rec.tests)} tests recorded"
     else:
         said = _store_here(rec.root, raw)
     if reporter is not None:

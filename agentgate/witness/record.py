@@ -208,6 +208,9 @@ def _run_suite(
         f"--agentgate-witness-out={raw_path}", "-p", "agentgate.run.outcomes",
         f"--agentgate-leaks={raw_path.with_name(LEAKS)}",
         f"--agentgate-witness-ambient={','.join(config.ambient)}",
+        # pytest's cache beside the recording, never in the tree (new-user trial: a recording
+        # in a clean checkout left .pytest_cache/ there), as the band's runs do.
+        "-o", f"cache_dir={raw_path.with_name('pytest-cache')}",
         f"--rootdir={tree}", *pytest_args,
     ]
     # pytest's own output goes to stderr: stdout carries agentgate's report.
