@@ -237,8 +237,14 @@ class Runner:
         self.harness = harness
         self.trees = dict(trees)
         self._session = session
+        # (tree, seed) pairs a run of which hit the time limit: their other runs would wait
+        # it out again (flake trial round 3: a hang cost every run the full limit, 3 h).
+        self._timed_out: set[tuple[str, int]] = set()
 
     def run_one(self, run: Run) -> RunRecord:
+        if (run.tree, run.seed) in self._timed_out:
+            return RunRecord(run, Outcome.TIMEOUT, "not run again: this seed ran into the "
+                             "time limit on this tree before", 0.0)
         tree = self.trees[run.tree]
         xml = self.harness.scratch / f"{run.label}.xml"
         err_path = self.harness.scratch / f"{run.label}.err"
@@ -254,6 +260,7 @@ class Runner:
         finally:
             shutil.rmtree(home, ignore_errors=True)
         if done.timed_out:
+            self._timed_out.add((run.tree, run.seed))
             return RunRecord(run, Outcome.TIMEOUT, f"killed after {done.seconds:.0f} s",
                              done.seconds)
         stderr = err_path.read_bytes()[-4000:].decode("utf-8", "replace")
