@@ -22,7 +22,13 @@ import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentgate.core.config import PYTEST_CONFIG_FILES, Config, DoctestOptions, pytest_doctests
+from agentgate.core.config import (
+    PYTEST_CONFIG_FILES,
+    Config,
+    DoctestOptions,
+    pytest_doctests,
+    pytest_python_files,
+)
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
 from agentgate.flows.check_results import ids_text
@@ -323,18 +329,60 @@ def _plugin_files(root: Path, base_paths: dict[str, str], config: Config,
                   merge_base: str) -> set[str]:
     """The base's tree modules pytest loads as plugins: what its conftests and test modules
     name in ``pytest_plugins``, and what its ``addopts`` load with ``-p`` (red-team round 4:
-    a fixture of an ``-p app.testing`` plugin was loosened with the bug). Harness, laid over
-    as at the base like the conftests themselves."""
-    declaring = {p for p in base_paths if posixpath.basename(p) == harness.CONFTEST}
-    declaring |= {p for p in gitio.files_matching(root, merge_base, "pytest_plugins",
-                                                  fixed=True) if p.endswith(".py")}
-    blobs = gitio.cat_blobs(root, [base_paths[p] for p in declaring if p in base_paths])
-    names = [n for p in sorted(declaring) if base_paths.get(p) in blobs
+    a fixture of an ``-p app.testing`` plugin was loosened with the bug), with their
+    helpers. Harness, laid over as at the base like the conftests themselves."""
+    names = _plugin_names(root, merge_base)
+    if not names:
+        return set()
+    plugins = harness.plugin_files(names, base_paths, config.sources)
+    return plugins | _helpers_of(root, config, merge_base, plugins) if plugins else plugins
+
+
+def _plugin_names(root: Path, merge_base: str) -> list[str]:
+    """The module names the base gives pytest as plugins: one ``git grep`` for the files
+    that say ``pytest_plugins``, one read of them, and the pytest configuration's ``-p``."""
+    declaring = sorted(p for p in gitio.files_matching(root, merge_base, "pytest_plugins",
+                                                       fixed=True) if p.endswith(".py"))
+    blobs = gitio.ls_tree(root, merge_base, tuple(declaring)) if declaring else {}
+    texts = gitio.cat_blobs(root, list(blobs.values()))
+    names = [n for p in declaring if blobs.get(p) in texts
              for n in harness.plugins_declared(
-                 blobs[base_paths[p]].decode("utf-8", "surrogateescape")) or ()]
-    names += harness.addopts_plugins(gitio.read_many_at(root, merge_base,
-                                                        list(PYTEST_CONFIG_FILES)))
-    return harness.plugin_files(names, base_paths, config.sources)
+                 texts[blobs[p]].decode("utf-8", "surrogateescape")) or ()]
+    return names + harness.addopts_plugins(gitio.read_many_at(root, merge_base,
+                                                              list(PYTEST_CONFIG_FILES)))
+
+
+def warm(root: Path, checked: RangeCheck) -> None:
+    """What the judgement after the runs reads of the base and caches, read now: the runs
+    may not see agentgate write its state (``run.tamper``), and the base's import graph for
+    the plugins' helpers is such state. Nothing when the base loads no plugin."""
+    if _plugin_names(root, checked.merge_base):
+        _plugin_files(root, gitio.ls_tree(root, checked.merge_base), checked.config,
+                      checked.merge_base)
+
+
+def _helpers_of(root: Path, config: Config, merge_base: str, plugins: set[str]) -> set[str]:
+    """The modules the plugins import that only test-side code imports (tests, conftests,
+    the plugins themselves): the plugins' helpers, harness like them (red-team round 4: the
+    check in ``app/checks.py`` that ``app/testing.py``'s fixture calls was loosened with
+    the bug). A module the code under test imports too is code."""
+    from agentgate.graph import build as graph_build
+
+    graph = graph_build.build(root, config, merge_base)
+    tests = TestFiles(config, pytest_python_files(
+        gitio.read_many_at(root, merge_base, list(PYTEST_CONFIG_FILES))))
+    by_path = {path: name for name, path in graph.modules.items()}
+    test_side = {name for name, path in graph.modules.items()
+                 if path in plugins or tests.match(path)
+                 or posixpath.basename(path) == harness.CONFTEST}
+    found = set()
+    for plugin in plugins:
+        for target in graph.imports.get(by_path.get(plugin, ""), ()):
+            path = graph.modules.get(target)
+            if (path is not None and not path.endswith("__init__.py") and path not in plugins
+                    and set(graph.importers.get(target, ())) <= test_side):
+                found.add(path)
+    return found
 
 
 def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:

@@ -301,8 +301,11 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
     if planned.blocked:
         _not_run(result, planned)
     else:
+        from agentgate.flows import base_contract
         from agentgate.run import tamper
 
+        if planned.base_given:
+            base_contract.warm(root, planned.range)
         before = tamper.snapshot(root)
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)

@@ -476,6 +476,10 @@ LOADED = {
     "package": ({"conftest.py": "pytest_plugins = ['app.testing']\n",
                  "app/testing/__init__.py": "from app.testing.hooks import *  # noqa: F403\n"},
                 "app/testing/hooks.py"),
+    # a helper module of the plugin, outside its package, that only test-side code imports
+    "helper": ({"conftest.py": "pytest_plugins = ['app.testing']\n",
+                "app/testing.py": "from app.checks import *  # noqa: F403\n"},
+               "app/checks.py"),
 }
 
 
