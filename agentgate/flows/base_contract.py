@@ -22,6 +22,7 @@ import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
+from agentgate.core import pysource
 from agentgate.core.config import (
     PYTEST_CONFIG_FILES,
     Config,
@@ -209,11 +210,8 @@ def _changed_definitions(base: str | None, head: str | None) -> set[str] | None:
     parse (then every test of the file counts as changed)."""
     found: list[tuple[dict[str, str], list[str]]] = []
     for text in (base, head):
-        if text is None:
-            return None
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = pysource.parse(text)
+        if tree is None:
             return None
         defs = {n.name: ast.dump(n) for n in tree.body
                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
@@ -249,9 +247,8 @@ def _imported_names(text: str) -> set[str]:
     """Every dotted part of every module a text imports (``from tests.test_a import x``:
     tests, test_a; ``from . import test_a``: test_a); none for text that does not parse (it
     collects nothing at the base)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = pysource.parse(text)
+    if tree is None:
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

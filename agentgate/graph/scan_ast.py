@@ -20,6 +20,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from agentgate.core import pysource
 from agentgate.graph.scan_loaders import indirect, loaders
 from agentgate.graph.scan_syspath import Assign, syspath_records
 
@@ -144,9 +145,8 @@ def _code_text(text: str, line: int, depth: int, imports: list[str]) -> None:
     in it escalates nothing, as the text may never run)."""
     if depth >= _EXEC_DEPTH:
         return
-    try:
-        code = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    code = pysource.parse(textwrap.dedent(text))
+    if code is None:
         return
     imports += scan_tree(code, dynamic=False, depth=depth + 1)[0]
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from agentgate.core import pysource
+
 
 def gained(base: bytes | None, head: bytes | None) -> bool:
     """Whether head's top level has an effectful statement the base's has not (a module the
@@ -24,11 +26,8 @@ def gained(base: bytes | None, head: bytes | None) -> bool:
 
 
 def _effects(text: bytes | None) -> set[str]:
-    if text is None:
-        return set()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = pysource.parse(text)
+    if tree is None:
         return set()
     found = set()
     for node in _top_level(tree.body):

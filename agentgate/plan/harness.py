@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentgate.core import pysource
 from agentgate.core.config import (
     PYTEST_CONFIG_FILES,
     Config,
@@ -141,9 +142,8 @@ def plugins_declared(text: str | None) -> tuple[str, ...] | None:
     pytest would read; a value it cannot read statically counts as a change (``("?",)``)."""
     if not text or "pytest_plugins" not in text:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = pysource.parse(text)
+    if tree is None:
         return ("?",)
     for node in tree.body:
         targets = assigned_names(node)

@@ -18,6 +18,8 @@ import ast
 import doctest
 from dataclasses import dataclass
 
+from agentgate.core import pysource
+
 
 @dataclass(frozen=True)
 class Rewritten:
@@ -57,19 +59,14 @@ def rewritten(path: str, module: str, base: str, head: str) -> list[Rewritten]:
 
 
 def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return pysource.parse(text) is not None
 
 
 def _examples(text: str) -> dict[str, list[tuple[str, str]]]:
     """qualname ("" for the module) -> its examples in order, (source, expected output);
     nothing for a text that does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = pysource.parse(text)
+    if tree is None:
         return {}
     found: dict[str, list[tuple[str, str]]] = {}
     parser = doctest.DocTestParser()

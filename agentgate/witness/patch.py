@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentgate.core import pysource
 from agentgate.core.config import (
     PYTEST_CONFIG_FILES,
     Config,
@@ -241,11 +242,8 @@ def _imports_reached(diff: _Changed, witnessed: set[str], rebound: Rebound) -> N
 def _imported(path: str, text: bytes | None, resolve: Resolver) -> set[str]:
     """The known modules a source imports anywhere (a module named ``from pkg import mod``
     counts as ``pkg.mod``)."""
-    if text is None:
-        return set()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = pysource.parse(text)
+    if tree is None:
         return set()
     found: set[str] = set()
     for node in ast.walk(tree):

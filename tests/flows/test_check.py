@@ -11,6 +11,7 @@ from agentgate.flows import check as checkrun
 from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate
 from tests.support.ledger import write_freeze
+from tests.witness.test_import_effects import FILES as IMPORT_EFFECT_FILES
 
 BROKEN_RATES = "RATE = 0.5\n"  # total(10) == 15: test_session and test_report fail
 
@@ -283,19 +284,8 @@ def test_a_plugin_addopts_load_reaches_every_test(repo: GitRepo) -> None:
     assert plan["tests"] == ["tests/test_other.py"], plan["tests"]
 
 
-EFFECT_FILES = {
-    "app/__init__.py": "",
-    "app/calc.py": "_FAST = False\n\n\ndef configure(fast):\n    global _FAST\n    _FAST = fast\n"
-                   "\n\ndef mul(a, b):\n    return a * b + (1 if _FAST else 0)\n",
-    "app/other.py": "from app import calc\n\n\ndef shout(s):\n    return s.upper()\n",
-    "app/lone.py": "def lone():\n    return 1\n",
-    "tests/test_calc.py": "from app import calc\n\n\ndef test_mul():\n"
-                          "    assert calc.mul(2, 3) == 6\n",
-    "tests/test_other.py": "from app.other import shout\n\n\ndef test_shout():\n"
-                           "    assert shout('a') == 'A'\n",
-    "tests/test_lone.py": "from app.lone import lone\n\n\ndef test_lone():\n"
-                          "    assert lone() == 1\n",
-}
+# The scenario of the witness's twin (tests/witness/test_import_effects.py), without a witness.
+EFFECT_FILES = {k: v for k, v in IMPORT_EFFECT_FILES.items() if k.startswith(("app/", "tests/"))}
 
 
 def test_an_import_time_effect_runs_the_tests_of_what_the_module_imports(repo: GitRepo) -> None:
