@@ -66,6 +66,8 @@ _LOADER_HINTS = re.compile(r"(?<![\w.])(?:exec|compile)\s*\(|\b(?:spec_from_file
                            # what graph.scan_loaders.indirect reads: a .py file an argv or a
                            # path names, ``sys.modules["app.core"]``, builtins taken apart
                            r"|\.py['\"]|\bsys\s*\.\s*modules\b|\bbuiltins\b"
+                           # a folder run as a program (``[sys.executable, "app"]``)
+                           r"|\bsys\s*\.\s*executable\b"
                            # a string that opens with an import: code for a child or exec
                            r"|['\"]{1,3}\s*(?:from\s+[\w.]+\s+)?import\s")
 # the object loaders indirect reads (``pickle.loads``: the file depends on what its data names)

@@ -130,7 +130,23 @@ def _run_as_main_argv(items: list[ast.expr]) -> list[str]:
                 and isinstance(second, ast.Constant) and isinstance(second.value, str)
                 and _DOTTED_NAME.fullmatch(second.value)):
             found.append(_as_main(second.value))
+        elif (_interpreter(first) and isinstance(second, ast.Constant)
+              and isinstance(second.value, str) and _FOLDER.fullmatch(second.value)):
+            # ``[sys.executable, "app"]``: a folder run as a program runs its __main__.py
+            # (red-team round 4); a name that is no package of the project resolves to nothing.
+            found.append(_as_main(second.value.removeprefix("./").strip("/").replace("/", ".")))
     return found
+
+
+_FOLDER = re.compile(r"(?:\./)?[^\W\d]\w*(?:/[^\W\d]\w*)*/?")
+
+
+def _interpreter(node: ast.expr) -> bool:
+    """``sys.executable``, or a literal ``python``/``python3``: what runs a program."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "executable" and isinstance(node.value, ast.Name) and (
+            node.value.id == "sys")
+    return isinstance(node, ast.Constant) and node.value in ("python", "python3")
 
 
 # A string holding an import statement: code for a child (``-c``, ``input=`` to ``python -``),

@@ -229,6 +229,8 @@ NAMED = {
     "run-as-program": ("import subprocess, sys\n\ndef run():\n"
                        "    subprocess.run([sys.executable, '-m', 'app'])\n",
                        "app/__main__.py"),
+    "folder-as-program": ("import subprocess, sys\n\ndef run():\n"
+                          "    subprocess.run([sys.executable, './app/'])\n", "app/__main__.py"),
     "glued-m": ("import subprocess, sys\n\ndef run():\n"
                 "    subprocess.run([sys.executable, '-mapp.core'])\n", "app/core.py"),
     "dict-config": ("import logging.config\n\ndef setup():\n    logging.config.dictConfig("
