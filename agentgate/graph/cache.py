@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 21  # bump when raw records or layouts change meaning (21: folders run as programs)
+VERSION = 22  # bump when raw records or layouts change meaning (22: attribute chains)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

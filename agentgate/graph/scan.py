@@ -35,7 +35,7 @@ from agentgate.graph.scan_isolated import LARGE, scan_isolated
 from agentgate.graph.scan_loaders import UNPICKLER_MODULES
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 _DEEP_RELATIVE = "." * 16  # deeper than grimp's fake package (it would panic): use ast
 
@@ -132,6 +132,25 @@ _FILE_SUFFIXES = frozenset({
     "com", "org", "net", "io"})
 
 
+_PLAIN_IMPORT = re.compile(r"^[\w.]+$")
+
+
+def _attribute_chains(text: str, imports: Iterable[str]) -> set[str]:
+    """``import app`` then ``app.calc.mul``: the module the chain names is used, loaded by
+    whichever file imported it first (red-team round 4: a test reached ``app.calc`` only
+    because another test file's collection imported it). Each chain on a name a plain
+    import binds is an import of what it names; resolution keeps the prefixes that exist."""
+    tops = {raw.split(".", 1)[0] for raw in imports if _PLAIN_IMPORT.match(raw)}
+    if not tops:
+        return set()
+    found: set[str] = set()
+    chain = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(tops)))
+                       + r")((?:\.[A-Za-z_]\w*)+)")
+    for match in chain.finditer(text):
+        found.add(match.group(1) + match.group(2))
+    return found
+
+
 def _named_in_strings(text: str) -> set[str]:
     """The dotted names quoted strings of a source are made of, as import records."""
     found: set[str] = set()
@@ -209,7 +228,8 @@ def _scan_ast(text: str) -> FileScan:
         imports, escalations = scan_tree(tree)
     except RecursionError:  # parsed, but nested too deeply for the tree walk
         return FileScan((), (("too-complex", "nested too deeply to read its imports"),))
-    return FileScan(tuple(sorted({*imports, *_named_in_strings(text)})), tuple(escalations))
+    return FileScan(tuple(sorted({*imports, *_named_in_strings(text),
+                                  *_attribute_chains(text, imports)})), tuple(escalations))
 
 
 # --- the grimp path ------------------------------------------------------------------------
@@ -246,7 +266,8 @@ def _from_lines(text: str, lines: Mapping[int, ImportLine]) -> FileScan | None:
         if got is None or {_top(raw) for raw in got} != line.tops:
             return None
         raws.extend(got)
-    return FileScan(tuple(sorted({*raws, *_named_in_strings(text)})))
+    return FileScan(tuple(sorted({*raws, *_named_in_strings(text),
+                                  *_attribute_chains(text, raws)})))
 
 
 def _top(raw: str) -> str:

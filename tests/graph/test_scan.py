@@ -75,7 +75,8 @@ def test_fast_path_falls_back_to_ast_when_grimp_disagrees() -> None:
 
 def test_scan_keeps_full_names_grimp_would_drop() -> None:
     scan = scan_sources({"k": b"from app.pricing import gone\nimport app.x.y.missing\n"})["k"]
-    assert scan == FileScan(("app.pricing:gone", "app.x.y.missing"))
+    # (``app.pricing`` again: the dotted chain on the ``app`` the plain import binds)
+    assert scan == FileScan(("app.pricing", "app.pricing:gone", "app.x.y.missing"))
     assert imports_scan.STATS.grimp == 1
 
 
@@ -385,6 +386,17 @@ def test_a_module_run_as_a_program_is_an_import(text: str) -> None:
     ``app.cli`` and of its ``__main__`` should it be a package (resolution keeps every
     prefix)."""
     assert "app.cli.__main__" in scan_sources({"k": text.encode()})["k"].imports
+
+
+def test_a_module_used_through_a_package_attribute_is_an_import() -> None:
+    """Red-team round 4: ``import app`` then ``app.calc.mul(...)``: ``app.calc`` is loaded by
+    whichever test file imported it first, and a change to it ran none of this file's
+    tests. On both scanner paths; a name no plain import binds makes no chain."""
+    text = ("import app\nimport os\n\n\ndef test_b():\n    assert app.calc.mul(2, 3) == 6\n"
+            "    other.thing.x()\n")
+    for source in (text, text + "# padding\n" * 12_000):
+        imports = set(scan_sources({"k": source.encode()})["k"].imports)
+        assert "app.calc.mul" in imports and not any(i.startswith("other") for i in imports)
 
 
 def test_a_string_opening_with_an_import_is_code_whichever_path() -> None:
