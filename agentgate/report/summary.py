@@ -97,8 +97,12 @@ def outcome(main: list[RunResult]) -> str:
     failed, errors = sum(r.failed for r in main), sum(r.errors for r in main)
     skipped, passed = sum(r.skipped for r in main), sum(r.passed for r in main)
     excused = sum(len(r.frozen_failed_ids) for r in main)
-    bad = [text for n, text in ((failed, f"{failed} failed"), (errors, f"{errors} errors"),
-                                (excused, f"{excused} excused by their freezes")) if n]
+    # The excused are among the failed (new-user trial: "3 failed, 1 excused" stood next to
+    # "2 test(s) failed"): each is said once.
+    counted = max(failed - excused, 0)
+    by = "its freeze" if excused == 1 else "their freezes"
+    bad = [text for n, text in ((counted, f"{counted} failed"), (errors, f"{errors} errors"),
+                                (excused, f"{excused} failed but excused by {by}")) if n]
     bad += ["timed out"] if any(r.timed_out for r in main) else []
     odd = [r.exit_code for r in main if r.exit_code not in (0, NO_TESTS) and not r.timed_out]
     if odd and not bad:  # e.g. a harness that hid its failures, or a usage error

@@ -24,4 +24,7 @@ def test_a_red_exit_with_nothing_failed_is_not_all_passed() -> None:
     assert outcome([_run(1, passed=2)]) == "pytest exited 1"
     frozen = RunResult("band", 2, 1, 1.0, passed=1, failed=1,
                        frozen_failed_ids=("tests/test_a.py::test_x",))
-    assert outcome([frozen]) == "1 failed, 1 excused by their freezes"
+    assert outcome([frozen]) == "1 failed but excused by its freeze"
+    more = RunResult("band", 4, 1, 1.0, passed=1, failed=3,
+                     frozen_failed_ids=("tests/test_a.py::test_x",))
+    assert outcome([more]) == "2 failed, 1 failed but excused by its freeze"
