@@ -377,6 +377,7 @@ def _run(
     report = _no_tests_at_base(root, planned, report)
     report, uncovered = _frozen_cases(root, planned, report, frozen)
     result.reasons += checkrun_results.run_reasons(report, selection) + uncovered
+    result.notes += checkrun_results.shadow_note(report, selection)
     if selection is None:
         result.satisfied = frozenset({Verdict.PROMOTE})
         result.notes.append(checkrun_results.promotion_note(report))

@@ -95,6 +95,19 @@ def _first_file(ids: Iterable[str]) -> str | None:
     return next((i.split("::", 1)[0] for i in ids), None)
 
 
+def shadow_note(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
+    """What the shadow full suite said of the band, when it ran and missed nothing (new-user
+    trial: a long ``--shadow`` run ended saying nothing of it)."""
+    shadow = report.run("shadow")
+    if shadow is None or selection is None or shadow_missed(report, selection):
+        return []
+    failed = len(shadow.failed_ids)
+    how = (f"its {failed} failure(s) all in the band's selection" if failed
+           else "it passed")
+    return [f"shadow full suite: {shadow.passed} passed, {failed} failed; {how}: the band "
+            "missed nothing"]
+
+
 def shadow_missed(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
     shadow = report.run("shadow")
     if shadow is None or selection is None:

@@ -158,6 +158,14 @@ def test_shadow_reports_full_suite_failures_the_band_missed(chain: GitRepo) -> N
     assert data["shadow"]["missed"] == ["tests/test_data.py::test_greeting"]
     assert data["exit_code"] == 1
     assert "shadow-missed" in [r["code"] for r in data["reasons"]]
+    assert not any(n.startswith("shadow full suite") for n in data["notes"])
+    # New-user trial: a shadow run that missed nothing said nothing of it.
+    commit(chain, {"docs/greeting.txt": "hello\n", "app/util.py":
+                   "def shout(s):\n    return s.upper()  # same\n"})
+    agreed = check_json(chain, shadow=True)
+    assert agreed["exit_code"] == 0, agreed["reasons"]
+    assert any(n.startswith("shadow full suite: ") and n.endswith("the band missed nothing")
+               for n in agreed["notes"]), agreed["notes"]
 
 
 def test_property_band_failure_blocks_and_names_the_seed(chain: GitRepo) -> None:
