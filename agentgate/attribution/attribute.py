@@ -103,9 +103,9 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     failing = summary.base.failing_seeds() if summary.base is not None else []
     seed = failing[0] if failing else config.pythonhashseed
     outcome = _base_full_run(root, config, request, summary.base_sha, seed)
-    if outcome.outcome.failing:
-        return decision
-    said = ("passes" if outcome.outcome.ran else
+    if outcome.outcome in (Outcome.FAILED, Outcome.ERROR):
+        return decision  # a run the time limit ended confirms nothing
+    said = ("passes" if outcome.outcome is Outcome.PASSED else
             f"was not confirmed ({outcome.outcome}: {outcome.detail})")
     return Decision(Attribution.HARNESS_ENV, False, (
         f"{decision.detail}; but in the base's own full run (the project's pytest settings "

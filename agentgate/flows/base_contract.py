@@ -19,7 +19,7 @@ import ast
 import dataclasses
 import fnmatch
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentgate.core import pysource
@@ -328,10 +328,15 @@ def _plugin_files(root: Path, base_paths: dict[str, str], config: Config,
     name in ``pytest_plugins``, and what its ``addopts`` load with ``-p`` (red-team round 4:
     a fixture of an ``-p app.testing`` plugin was loosened with the bug), with their
     helpers. Harness, laid over as at the base like the conftests themselves."""
-    names = _plugin_names(root, merge_base)
+    return _plugins_named(root, _plugin_names(root, merge_base), lambda: base_paths, config,
+                          merge_base)
+
+
+def _plugins_named(root: Path, names: list[str], base_paths: Callable[[], dict[str, str]],
+                   config: Config, merge_base: str) -> set[str]:
     if not names:
         return set()
-    plugins = harness.plugin_files(names, base_paths, config.sources)
+    plugins = harness.plugin_files(names, base_paths(), config.sources)
     return plugins | _helpers_of(root, config, merge_base, plugins) if plugins else plugins
 
 
@@ -353,9 +358,9 @@ def warm(root: Path, checked: RangeCheck) -> None:
     """What the judgement after the runs reads of the base and caches, read now: the runs
     may not see agentgate write its state (``run.tamper``), and the base's import graph for
     the plugins' helpers is such state. Nothing when the base loads no plugin."""
-    if _plugin_names(root, checked.merge_base):
-        _plugin_files(root, gitio.ls_tree(root, checked.merge_base), checked.config,
-                      checked.merge_base)
+    mb = checked.merge_base
+    _plugins_named(root, _plugin_names(root, mb), lambda: gitio.ls_tree(root, mb),
+                   checked.config, mb)
 
 
 def _helpers_of(root: Path, config: Config, merge_base: str, plugins: set[str]) -> set[str]:

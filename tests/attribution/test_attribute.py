@@ -152,6 +152,21 @@ def test_failure_on_the_same_seeds_on_both_trees_is_pre_existing_and_freezable(
 
 
 @pytest.mark.e2e
+def test_a_full_run_the_time_limit_ended_confirms_no_freeze(repo: GitRepo) -> None:
+    """The base's own full run is a freeze's last check; one that another file's hang ended
+    says nothing of the test, so it confirms nothing: no freeze (read-back: a timeout
+    counted as the failure that confirms it)."""
+    patch_repo(repo, {"app/core.py": SET_ORDER_CODE, "tests/test_core.py": TEST_PICK,
+                      "tests/test_hang.py": "import time\n\n\ndef test_hang():\n"
+                                            "    time.sleep(120)\n"},
+               {"README.md": "unrelated docs change\n"})
+    seeds_where(repo, SET_FIRST, "apple")
+    extra = attribute(repo, context="file", timeout=1).to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
+    assert "was not confirmed (timeout" in extra["detail"], extra["detail"]
+
+
+@pytest.mark.e2e
 def test_a_test_reading_its_folder_name_is_judged_as_in_the_checkout(repo: GitRepo) -> None:
     """The attack: the test asserts the name of the folder it runs in (a project name taken
     from the checkout) and the patch breaks the code. Run in a folder named after a sha, the
