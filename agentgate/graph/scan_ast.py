@@ -480,7 +480,48 @@ def _dunder_import(call: ast.Call) -> str | tuple[str, str]:
     if level is None:
         return _computed(call, "__import__", "level", level_expr)
     record = "." * level + name
+    if level:
+        anchor = _relative_anchor(call, level, name)
+        if isinstance(anchor, tuple):
+            return anchor
+        record = anchor or record
     return f"{record}:{','.join(fromlist)}" if fromlist else record
+
+
+def _relative_anchor(call: ast.Call, level: int, name: str) -> str | tuple[str, str] | None:
+    """A relative ``__import__`` resolves against the package its ``globals`` name: the
+    calling module's own (``globals()``, None; then None here: relative to the file), or
+    the one a dict literal gives (red team round 4: ``{"__package__": "app"}`` made
+    ``.calc`` an import of ``app.calc`` that a test file's own package hid). Anything else
+    may name any package."""
+    globals_expr = _arg(call, 1, "globals")
+    if globals_expr is None or (isinstance(globals_expr, ast.Constant)
+                                and globals_expr.value is None):
+        return None
+    if (isinstance(globals_expr, ast.Call) and isinstance(globals_expr.func, ast.Name)
+            and globals_expr.func.id in ("globals", "vars") and not globals_expr.args):
+        return None
+    if not isinstance(globals_expr, ast.Dict) or None in globals_expr.keys:
+        return _computed(call, "__import__", "globals", globals_expr)
+    given = {_literal(k): v for k, v in zip(globals_expr.keys, globals_expr.values,
+                                            strict=True)}
+    if None in given:  # a key the code computes may be either
+        return _computed(call, "__import__", "globals", globals_expr)
+    package = _literal(given.get("__package__"))
+    if package is None and "__package__" in given and not (
+            isinstance(given["__package__"], ast.Constant)
+            and given["__package__"].value is None):
+        return _computed(call, "__import__", "globals", globals_expr)
+    if package is None:
+        module = _literal(given.get("__name__"))
+        if module is None:
+            return _computed(call, "__import__", "globals", globals_expr)
+        package = module if "__path__" in given else module.rpartition(".")[0]
+    bits = package.rsplit(".", level - 1)
+    if not package or len(bits) < level:
+        where = f"__import__({name!r}, level={level}) in {package!r}"
+        return "unresolved-import", f"{where} goes above its package at line {call.lineno}"
+    return f"{bits[0]}.{name}" if name else bits[0]
 
 
 def _literal_strings(expr: ast.expr | None) -> list[str] | None:

@@ -196,6 +196,35 @@ def test_dunder_import_literal_with_fromlist_and_level() -> None:
     assert scan.escalations == ()
 
 
+def test_relative_dunder_import_resolves_against_the_package_its_globals_name() -> None:
+    """Red team round 4: ``__import__("calc", {"__package__": "app"}, None, ["mul"], 1)`` in a
+    test file is ``app.calc``, not a sibling of the test file (which hid the edge)."""
+    scan = _scan(
+        """
+        __import__("calc", {"__package__": "app", "__name__": "app.x"}, None, ["mul"], 1)
+        __import__("io", {"__name__": "app.fmt.x"}, None, [], 1)
+        __import__("k", {"__name__": "app.pkg", "__path__": []}, None, [], 2)
+        __import__("v", {"__package__": None, "__name__": "app.y"}, level=1)
+        __import__("w", None, None, [], 1)
+        """
+    )
+    assert {"app.calc:mul", "app.fmt.io", "app.k", "app.v", ".w"} <= set(scan.imports)
+    assert ".calc:mul" not in scan.imports
+    assert scan.escalations == ()
+
+
+@pytest.mark.parametrize("globals_arg", ["ns", "{'__package__': pkg}", "{key: 'app'}", "{}",
+                                         "{**ns}"])
+def test_relative_dunder_import_with_unknown_globals_is_computed(globals_arg: str) -> None:
+    scan = _scan(f"__import__('calc', {globals_arg}, None, ['mul'], 1)\n")
+    assert scan.escalations and "computed globals" in scan.escalations[0][1]
+
+
+def test_relative_dunder_import_above_the_top_package_is_unresolved() -> None:
+    scan = _scan("__import__('calc', {'__package__': 'app'}, None, [], 2)\n")
+    assert scan.escalations and scan.escalations[0][0] == "unresolved-import"
+
+
 @pytest.mark.parametrize(
     ("source", "fragment"),
     [
