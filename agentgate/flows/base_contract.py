@@ -129,12 +129,15 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
                         for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
+    helpers, helped = test_side_helpers(root, checked, tests)
+    support = tuple(sorted({*support, *helpers}))
     # A changed helper or data file of a test root may rewrite any base test of that root
     # (red-team, helper-8: a weakened assertion helper, expected values moved with the code,
     # a correct copy of the app module under tests/ shadowing the broken one).
     # Those the band ran: the rest did not run at head, so head's outcome hid nothing.
-    served = set(inventory.support_served(support, tests, base_paths, config.tests)) & set(
-        _selected_files(selection, tests, base_paths))
+    served = set(inventory.support_served(support, tests, base_paths, config.tests)
+                 ) | helped
+    served &= set(_selected_files(selection, tests, base_paths))
     # A changed test module another selected test file imports is that file's helper: it
     # ran beside the band's base tests even though the range's own test files run apart.
     imported = _imported_tests(root, changes, tests, base_paths,
@@ -357,10 +360,75 @@ def _plugin_names(root: Path, merge_base: str) -> list[str]:
 def warm(root: Path, checked: RangeCheck) -> None:
     """What the judgement after the runs reads of the base and caches, read now: the runs
     may not see agentgate write its state (``run.tamper``), and the base's import graph for
-    the plugins' helpers is such state. Nothing when the base loads no plugin."""
+    the plugins' and the tests' helpers is such state. Nothing when the base loads no
+    plugin and the range changes no module named for tests."""
     mb = checked.merge_base
     _plugins_named(root, _plugin_names(root, mb), lambda: gitio.ls_tree(root, mb),
                    checked.config, mb)
+    test_side_helpers(root, checked, TestFiles(checked.config, checked.python_files))
+
+
+# Words in a module's path that say it serves the tests: ``app/testing.py``,
+# ``pkg/_testing/asserts.py``, ``tests/helpers.py`` beside ``testpaths = ["tests/unit"]``,
+# ``app/factories.py``. One word of a folder or file name, split at ``_``, ``-`` and ``.``.
+_TEST_WORDS = ("fixture", "fixtures", "fake", "fakes", "mock", "mocks", "stub", "stubs",
+               "factories", "cases", "expected", "golden", "snapshots")
+
+
+def _named_for_tests(path: str) -> bool:
+    words = [w for part in path.removesuffix(".py").split("/")
+             for w in part.replace("-", "_").replace(".", "_").split("_") if w]
+    return any(w.lower().startswith("test") or w.lower() in _TEST_WORDS for w in words)
+
+
+def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles
+                      ) -> tuple[set[str], set[str]]:
+    """The changed modules outside the test roots that serve the tests, and the base's test
+    files they serve. Such a module is named for tests (``_named_for_tests``) and, at the
+    base, only test-side code imports it: test files, conftests, or other such modules. A
+    test's helper is the base's too, wherever it lives (red-team round 4: an assertion
+    helper in ``app/testing.py``, ``tests/helpers.py`` above ``testpaths``, each loosened
+    with the bug): the base forms of the test files it serves run with it as at the base.
+    A module the code under test imports is code, whatever its name."""
+    config = checked.config
+    named = sorted({p for c in checked.changes for p in c.paths
+                    if p.endswith(".py") and not tests.match(p) and not under_any(
+                        p, config.tests) and posixpath.basename(p) != harness.CONFTEST
+                    and _named_for_tests(p)})
+    if not named:
+        return set(), set()
+    from agentgate.graph import build as graph_build
+
+    graph = graph_build.build(root, config, checked.merge_base)
+    by_path = {path: name for name, path in graph.modules.items()}
+
+    def test_side(name: str) -> bool:
+        path = graph.modules.get(name, "")
+        return bool(path) and (
+            under_any(path, config.tests) or posixpath.basename(path) == harness.CONFTEST
+            or _named_for_tests(path))
+
+    helpers: set[str] = set()
+    helped: set[str] = set()
+    for path in named:
+        module = by_path.get(path)
+        if module is None:
+            continue  # new at head: no base test can use it
+        # Every module that reaches it, through importers that serve the tests only.
+        reached, todo, pure = {module}, [module], True
+        while todo and pure:
+            for importer in graph.importers.get(todo.pop(), ()):
+                if not test_side(importer):
+                    pure = False
+                    break
+                if importer not in reached:
+                    reached.add(importer)
+                    todo.append(importer)
+        files = {graph.modules[m] for m in reached if m in graph.modules}
+        if pure and files - {path}:
+            helpers.add(path)
+            helped |= {f for f in files if tests.match(f)}
+    return helpers, helped
 
 
 def _helpers_of(root: Path, config: Config, merge_base: str, plugins: set[str]) -> set[str]:

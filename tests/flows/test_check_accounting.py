@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from agentgate.flows import base_contract
 from agentgate.flows import check as checkrun
 from tests.support.chain_app import commit
 from tests.support.git_repo import GitRepo
@@ -187,6 +190,73 @@ def test_a_helper_improved_with_the_code_passes(chain: GitRepo) -> None:
                        "assert word == expected", "assert word == expected, word")})
     data = check_json(chain)
     assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
+
+
+# The helper outside the test roots (red-team round 4): in the source package, as numpy's
+# ``numpy.testing``; in ``tests/`` above ``testpaths``. Each is loosened with the bug.
+HELPER_HOMES = {
+    "package": ({}, "app/testing.py", "app.testing", "tests/test_helped.py"),
+    "above-testpaths": ({"pyproject.toml": '[tool.pytest.ini_options]\n'
+                         'testpaths = ["tests/unit"]\n', "tests/unit/__init__.py": ""},
+                        "tests/helpers.py", "tests.helpers", "tests/unit/test_helped.py"),
+}
+
+
+def _with_helper_at(chain: GitRepo, home: str) -> tuple[str, str]:
+    files, helper, module, test = HELPER_HOMES[home]
+    chain.files({**files, "app/loud.py": LOUD, "tests/__init__.py": "", helper: HELPER,
+                 test: HELPED_TEST.replace("tests.helpers", module)})
+    chain.commit("a helper outside the test roots")
+    chain.git("tag", "-f", "base")
+    return helper, test
+
+
+@pytest.mark.parametrize("home", sorted(HELPER_HOMES))
+def test_a_weakened_helper_outside_the_test_roots_does_not_hide_broken_code(
+    chain: GitRepo, home: str
+) -> None:
+    helper, test = _with_helper_at(chain, home)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                   helper: HELPER.replace("assert word == expected", "pass")})
+    data = check_json(chain)
+    assert _rewritten(data) == [test], data["reasons"]
+
+
+@pytest.mark.parametrize("home", sorted(HELPER_HOMES))
+def test_a_helper_outside_the_test_roots_improved_with_the_code_passes(
+    chain: GitRepo, home: str
+) -> None:
+    helper, _ = _with_helper_at(chain, home)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'!'  # loud"),
+                   helper: HELPER.replace("assert word == expected",
+                                          "assert word == expected, word")})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
+
+
+def test_a_module_named_for_tests_that_the_code_imports_is_code(chain: GitRepo) -> None:
+    """``app/testing.py`` that ``app/loud.py`` itself uses is code under test: the base's
+    form of it is no contract, so no base form runs with it (nothing to block here, where
+    only the helper changed in a way its own caller's test sees)."""
+    chain.files({"app/testing.py": HELPER, "tests/__init__.py": "",
+                 "app/loud.py": "from app.testing import assert_loud\n\n" + LOUD,
+                 "tests/test_helped.py": HELPED_TEST.replace("tests.helpers", "app.testing")})
+    chain.commit("a helper the code uses")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/testing.py": HELPER.replace("assert word == expected", "pass")})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
+    assert not (data["results"]["base_oracle"] or {}).get("ran"), data["results"]
+
+
+@pytest.mark.parametrize(("path", "named"), [
+    ("app/testing.py", True), ("pkg/_testing/asserts.py", True), ("tests/helpers.py", True),
+    ("app/test_utils.py", True), ("app/factories.py", True), ("app/cases.py", True),
+    ("app/latest.py", False), ("app/contest.py", False), ("app/attestation.py", False),
+    ("app/calc.py", False),
+])
+def test_modules_named_for_tests(path: str, named: bool) -> None:
+    assert base_contract._named_for_tests(path) is named
 
 
 HELPERS = ("import unittest\n\nfrom app.util import shout\n\n\n"

@@ -345,11 +345,13 @@ def test_code_under_test_that_makes_an_untouched_test_vanish_blocks(
     assert "not collected at head" in reason(data, "suppressed-failure")["detail"]
 
 
-def test_a_change_that_keeps_every_test_of_an_untouched_file_pays_no_base_run(
+def test_a_change_that_keeps_every_test_of_an_untouched_file_passes(
     chain: GitRepo,
 ) -> None:
     """The twin: the mixin and the case list change harmlessly; every base test still runs at
-    head (or is skipped by its own unchanged marker), so the base forms never run."""
+    head (or is skipped by its own unchanged marker). Only tests use ``app/testing.py`` and
+    ``app/cases.py``: they are the tests' helpers, so the base forms of the files they serve
+    run with them as at the base (red-team round 4), and pass."""
     commit(chain, CONTRACT_FILES, "contract tests")
     chain.git("tag", "-f", "base")
     chain.files({"app/testing.py": '"""Contracts."""\n' + CONTRACT,
@@ -357,7 +359,8 @@ def test_a_change_that_keeps_every_test_of_an_untouched_file_pays_no_base_run(
     chain.commit("agent change", author=AGENT)
     data = check_json(chain)
     assert data["exit_code"] == 0, data["reasons"]
-    assert not oracle(data)["ran"]
+    assert oracle(data)["ran"] and not oracle(data)["rewritten"]
+    assert all(j["base_form"] != "failed" for j in oracle(data)["suppressed"])
 
 
 PID_TEST = ("import os\n\nimport pytest\n\nfrom app.util import shout\n\n\n"
