@@ -68,11 +68,16 @@ _ORIGINAL_EXECUTE_CHILD: Any = subprocess.Popen._execute_child  # type: ignore[a
 _ORIGINAL_LRU_CACHE: Any = functools.lru_cache
 _ORIGINAL_OS_OPEN: Any = os.open
 _ORIGINAL_SCANDIR: Any = os.scandir
+try:  # a Python built without SQLite has nothing to watch
+    import sqlite3
+except ImportError:  # pragma: no cover - every CPython this runs on has it
+    sqlite3 = None  # type: ignore[assignment]
+_ORIGINAL_SQLITE_CONNECT: Any = None if sqlite3 is None else sqlite3.connect
 _ORIGINAL_POSIX_SPAWN: dict[str, Any] = {
     n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp") if hasattr(os, n)}
 
 _OPEN, _LIST, _DB, _PROCESS, _NETWORK, _CTYPES = "open", "list", "db", "process", "net", "ctypes"
-_TRACE, _THREAD, _EVAL = "trace", "thread", "eval"
+_TRACE, _THREAD, _EVAL, _ATTACH = "trace", "thread", "eval", "attach"
 _AT = "dir_fd"
 _WATCHED = {
     "open": _OPEN,
@@ -116,6 +121,7 @@ _WHY = {
     _CTYPES: "called native code through ctypes",
     _EVAL: "ran evaluated text that reads past a module's attribute lookup",
     _AT: "read a path relative to a folder descriptor the witness cannot place",
+    _ATTACH: "attached a SQLite database whose file the statement does not spell",
 }
 _TOOL, _REPO, _LIB = "tool", "repo", "lib"
 STDLIB = tuple(
@@ -1280,6 +1286,64 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
     return _ORIGINAL_OS_OPEN(path, flags, mode, dir_fd=dir_fd)
 
 
+def _sqlite_connect(*args: Any, **kwargs: Any) -> Any:
+    """``sqlite3.connect``, watched: its audit event names the database it opens, but a
+    statement can open other files in C with no event (red-team round 4: ``ATTACH DATABASE
+    'app/rates.db'`` on a ``:memory:`` connection; a change to the rates skipped the test
+    that read them). An authorizer sees each ATTACH and charges its file as opened; the
+    connection's class keeps it when the code sets its own authorizer."""
+    if "factory" not in kwargs and len(args) < 6:  # (database, timeout, ..., factory)
+        kwargs["factory"] = _WatchedConnection
+    connection = _ORIGINAL_SQLITE_CONNECT(*args, **kwargs)
+    with contextlib.suppress(Exception):  # a factory that refuses: its reads go unseen
+        if not isinstance(connection, _WatchedConnection):
+            connection.set_authorizer(_attached)
+    return connection
+
+
+def _attached(action: int, name: Any, *_rest: Any) -> int:
+    """SQLite's authorizer: charges the file of an ATTACH, allows everything. SQLite gives
+    the file only when the statement spells it; one bound as a parameter (``ATTACH ? AS
+    r``) leaves the test incomplete. Never raises (an authorizer that raises denies the
+    statement)."""
+    try:
+        recorder = _ACTIVE
+        if (action == sqlite3.SQLITE_ATTACH and recorder is not None
+                and not recorder._busy):
+            # A file named by a bound parameter or an expression is not known yet here.
+            kind, args = (_DB, (name,)) if name else (_ATTACH, ("?",))
+            recorder._busy = True
+            try:
+                recorder.on_event(kind, "sqlite3.attach", args, sys._getframe(1))
+            finally:
+                recorder._busy = False
+    except Exception:  # SQL must run as it would without the witness
+        pass
+    return 0  # SQLITE_OK
+
+
+if sqlite3 is not None:
+    class _WatchedConnection(sqlite3.Connection):
+        """A connection whose own authorizer, if the code sets one, runs after the
+        witness's."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            super().set_authorizer(_attached)
+
+        def set_authorizer(  # type: ignore[override]
+                self, callback: Any, *args: Any, **kwargs: Any) -> None:
+            if callback is None:
+                super().set_authorizer(_attached)
+                return
+
+            def both(*event: Any) -> Any:
+                _attached(*event)
+                return callback(*event)
+
+            super().set_authorizer(both, *args, **kwargs)
+
+
 class _Entry:
     """An ``os.DirEntry`` of a repository folder a test listed: its ``stat()`` tells the
     file's size and times with no audit event and no ``os.stat`` call (red-team: a size
@@ -1766,6 +1830,9 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
     (subprocess.Popen, "_execute_child", _ORIGINAL_EXECUTE_CHILD, _execute_child),
     (functools, "lru_cache", _ORIGINAL_LRU_CACHE, _lru_cache),
     (os, "open", _ORIGINAL_OS_OPEN, _os_open),
+    *([(sqlite3, "connect", _ORIGINAL_SQLITE_CONNECT, _sqlite_connect),
+       (sqlite3.dbapi2, "connect", _ORIGINAL_SQLITE_CONNECT, _sqlite_connect)]
+      if sqlite3 is not None else []),
     (os, "scandir", _ORIGINAL_SCANDIR, _scandir),
     *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
       for name in ("stat", "lstat")),

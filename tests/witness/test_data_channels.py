@@ -1,5 +1,5 @@
 """Reads no ``open`` event names with the file's own path (red-team): a database opened by a
-``file:`` URI, a file opened or stat'ed relative to a folder descriptor (``dir_fd``), and the
+``file:`` URI or attached by a statement, a file opened or stat'ed relative to a folder descriptor (``dir_fd``), and the
 size an ``os.scandir`` entry's ``stat()`` tells. Each was recorded at no file, or at the wrong
 one, so a change to the file skipped the test that read it. Next to each, a test that read
 only the folder's names stays skipped when a file's content changes."""
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentgate.witness.patch import compiled_source
-from agentgate.witness.select import IMPACTED, SKIP
+from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import labelled, patch, plan, recorded_repo
 
@@ -37,6 +37,19 @@ def tables_uri():
 
 def tables_localhost():
     return _count(sqlite3.connect("file://localhost" + quote(DB) + "?mode=ro", uri=True))
+
+
+def tables_attached():
+    con = sqlite3.connect(":memory:")
+    con.execute("ATTACH DATABASE '" + DB + "' AS r")
+    return con.execute("select count(*) from r.sqlite_master").fetchone()[0]
+
+
+def tables_attached_bound():
+    con = sqlite3.connect(":memory:")
+    con.set_authorizer(lambda *event: sqlite3.SQLITE_OK)  # the code's own, kept beside
+    con.execute("ATTACH DATABASE ? AS r", (DB,))
+    return con.execute("select count(*) from r.sqlite_master").fetchone()[0]
 
 
 def css_through_dir_fd():
@@ -79,12 +92,14 @@ FILES = {
     "tests/test_channels.py": "from app import channels\n\n\n"
     "def test_uri():\n    assert channels.tables_uri() == 0\n\n\n"
     "def test_localhost():\n    assert channels.tables_localhost() == 0\n\n\n"
+    "def test_attach():\n    assert channels.tables_attached() == 0\n\n\n"
+    "def test_attach_bound():\n    assert channels.tables_attached_bound() == 0\n\n\n"
     "def test_dir_fd():\n    assert channels.css_through_dir_fd() == b'body {}\\n'\n\n\n"
     "def test_dir_fd_stat():\n    assert channels.css_size_through_dir_fd() == 8\n\n\n"
     "def test_sizes():\n    assert channels.assets_size() == 13\n\n\n"
     "def test_names():\n    assert channels.asset_names() == ['extra.css', 'site.css']\n",
 }
-ALL = ("uri", "localhost", "dir_fd", "dir_fd_stat", "sizes", "names")
+ALL = ("uri", "localhost", "attach", "dir_fd", "dir_fd_stat", "sizes", "names")
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +108,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
 
 
 @pytest.mark.parametrize(("path", "text", "readers"), [
-    ("app/data/rates.db", "not a database", {"uri", "localhost"}),
+    ("app/data/rates.db", "not a database", {"uri", "localhost", "attach"}),
     ("app/assets/site.css", "body { margin: 0 }\n", {"dir_fd", "dir_fd_stat", "sizes"}),
 ], ids=["database-uri", "dir_fd-and-scandir-stat"])
 def test_a_file_read_past_its_path_reruns_its_readers(
@@ -102,6 +117,17 @@ def test_a_file_read_past_its_path_reruns_its_readers(
     labels = labelled(recorded, "changed-" + path.replace("/", "-"), {path: text})
     want = {n: IMPACTED if n in readers else SKIP for n in ALL}
     assert {n: labels[f"tests/test_channels.py::test_{n}"] for n in ALL} == want
+
+
+def test_a_database_attached_by_a_bound_name_leaves_its_test_incomplete(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """Red-team round 4: SQLite opens an ATTACHed file in C, with no audit event. Spelled in
+    the statement, the authorizer names it (``test_attach`` above); bound as a parameter, it
+    does not, so the test runs for every patch."""
+    labels = labelled(recorded, "unrelated", {"app/assets/extra.css": "p { margin: 0 }\n"})
+    assert labels["tests/test_channels.py::test_attach_bound"] == ESCALATE
+    assert labels["tests/test_channels.py::test_attach"] == SKIP
 
 
 def test_bytecode_committed_next_to_a_module_reruns_its_users(
