@@ -1,8 +1,9 @@
 """Reads no ``open`` event names with the file's own path (red-team): a database opened by a
-``file:`` URI or attached by a statement, a file opened or stat'ed relative to a folder descriptor (``dir_fd``), and the
-size an ``os.scandir`` entry's ``stat()`` tells. Each was recorded at no file, or at the wrong
-one, so a change to the file skipped the test that read it. Next to each, a test that read
-only the folder's names stays skipped when a file's content changes."""
+``file:`` URI or attached by a statement, a file opened or stat'ed relative to a folder
+descriptor (``dir_fd``), and the size an ``os.scandir`` entry's ``stat()`` tells. Each was
+recorded at no file, or at the wrong one, so a change to the file skipped the test that read
+it. Next to each, a test that read only the folder's names stays skipped when a file's
+content changes."""
 
 from __future__ import annotations
 
