@@ -24,6 +24,7 @@ from agentgate.gate import checks as gate
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.graph import build as graph_build
+from agentgate.graph.types import ImportGraph, module_name
 from agentgate.ledger import committed as ledger_committed
 from agentgate.ledger import excuse as ledger_excuse
 from agentgate.plan import effects, markers, planner
@@ -146,17 +147,63 @@ def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
             for p, name in names.items()}
 
 
-def _effects(root: Path, checked: RangeCheck, config: Config) -> frozenset[str]:
+def _effects(root: Path, checked: RangeCheck, config: Config,
+             graph: ImportGraph) -> frozenset[str]:
     """The changed or added source modules whose top level gained a statement with an effect
-    beyond their own names (``plan.effects``): one read of their texts."""
+    beyond their own names, or that register into a module they import (``plan.effects``):
+    one read of their texts, and one of the registries they may name."""
     tests = planner_pytest.TestFiles(config, checked.python_files)
     wanted = [c for c in checked.changes if c.new_blob and c.path.endswith(".py")
               and not tests.match(c.path) and posixpath.basename(c.path) != "conftest.py"]
     if not wanted:
         return frozenset()
     blobs = gitio.cat_blobs(root, [b for c in wanted for b in (c.old_blob, c.new_blob) if b])
-    return frozenset(c.path for c in wanted if effects.gained(
-        _blob(blobs, c.old_blob), _blob(blobs, c.new_blob)))
+    found = {c.path for c in wanted if effects.gained(
+        _blob(blobs, c.old_blob), _blob(blobs, c.new_blob))}
+    return frozenset(found | _registering(root, checked, config, graph, [
+        (c.path, _blob(blobs, c.old_blob), _blob(blobs, c.new_blob))
+        for c in wanted if c.path not in found]))
+
+
+def _registering(root: Path, checked: RangeCheck, config: Config, graph: ImportGraph,
+                 texts: list[tuple[str, bytes | None, bytes | None]]) -> set[str]:
+    """The changed modules that, at the base or at head, register into another module of
+    the tree (a subclass of its registry class, a decorator or top-level call of its
+    registering function): ``effects.registrations`` resolved against the graph's modules,
+    each judged by the registry's text at head."""
+    asked: dict[str, set[tuple[str, str, str]]] = {}
+    for path, old, new in texts:
+        own = module_name(config, path) or ""
+        package = own if path.endswith("__init__.py") else own.rpartition(".")[0]
+        for kind, dotted in effects.registrations(old, package) | effects.registrations(
+                new, package):
+            split = _module_prefix(dotted, graph)
+            if split is not None and split[0] != own:
+                asked.setdefault(path, set()).add((kind, *split))
+    if not asked:
+        return set()
+    paths = {graph.modules[m] for wants in asked.values() for _, m, _ in wants}
+    blobs = gitio.ls_tree(root, checked.head, tuple(sorted(paths)))
+    registries = gitio.cat_blobs(root, sorted(set(blobs.values())))
+
+    def text(module: str) -> bytes | None:
+        blob = blobs.get(graph.modules[module])
+        return registries.get(blob) if blob else None
+
+    return {path for path, wants in asked.items()
+            if any(effects.registers(text(m), kind, name) for kind, m, name in wants)}
+
+
+def _module_prefix(dotted: str, graph: ImportGraph) -> tuple[str, str] | None:
+    """``app.registry.Handler`` -> (``app.registry``, ``Handler``): the longest prefix that
+    is a module of the tree, and the rest (one name, or an object's method)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        if module in graph.modules and graph.modules[module].endswith(".py"):
+            rest = ".".join(parts[cut:])
+            return (module, rest) if rest.count(".") <= 1 else None
+    return None
 
 
 def _blob(blobs: Mapping[str, bytes], blob: str | None) -> bytes | None:
@@ -189,7 +236,7 @@ def plan_range(root: Path, base: str | None, head: str, *, confirm_env: bool = T
         markers=tuple(_added_markers(config, texts, planner_pytest.python_files(head_pytest))),
         doctests=_doctests(root, checked.head, head_pytest),
         named_by=_named_by(root, checked),
-        effects=_effects(root, checked, config),
+        effects=_effects(root, checked, config, graph),
     )
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)

@@ -175,11 +175,15 @@ def _seed(inp: PlanInput, graph: ImportGraph) -> _Impact:
         # Its import-time effect lands in what it imports, for every test that uses that
         # (effects.py): each such module is reached as if the file had changed it.
         name = module_name(inp.config, path)
-        targets = set(graph.imports.get(name, ())) if name is not None else set()
+        edges = set(graph.imports.get(name, ())) if name is not None else set()
+        targets = {t for t in edges if t in graph.modules}
+        # ``from app.registry import Handler`` is an edge to ``app.registry.Handler`` too:
+        # the module a name was imported from is a target of its own.
+        named_from = {t.rpartition(".")[0] for t in edges - targets} & graph.modules.keys()
         # A parent package is an edge of every submodule: no target of its own, here.
         parents = {".".join(module.split(".")[:i]) for module in targets | {name or ""}
-                   for i in range(1, module.count(".") + 1)}
-        for target in sorted(targets - parents):
+                   for i in range(1, module.count(".") + 1)} - named_from
+        for target in sorted((targets | named_from) - parents):
             if target in graph.modules and target not in impact.seeds:
                 impact.seeds[target] = path
     return impact

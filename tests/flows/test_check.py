@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentgate.flows import check as checkrun
 from tests.support.chain_app import CHAIN_APP, commit
 from tests.support.git_repo import GitRepo, run_agentgate
@@ -322,6 +324,52 @@ def test_an_import_time_effect_runs_the_tests_of_what_the_module_imports(repo: G
     data = check_json(repo)
     assert data["exit_code"] == 1 and data["results"]["failed_ids"] == [
         "tests/test_calc.py::test_mul"], data["reasons"]
+
+
+REGISTRY_FILES = {
+    "app/__init__.py": "",
+    "app/registry.py": "HANDLERS = {}\n\n\nclass Handler:\n    name = ''\n\n\n"
+    "def handlers():\n    return {c.name: c for c in Handler.__subclasses__()}\n\n\n"
+    "def register(name):\n    def store(func):\n        HANDLERS[name] = func\n"
+    "        return func\n    return store\n\n\ndef wrap(func):\n    return func\n",
+    "app/csvh.py": "from app.registry import Handler\n\n\nclass Csv(Handler):\n"
+    "    name = 'csv'\n\n    def render(self, rows):\n        return ','.join(rows)\n",
+    "app/tsv.py": "from app.registry import register\n\n\n@register('tsv')\n"
+    "def render(rows):\n    return '\\t'.join(rows)\n",
+    "app/plain.py": "from app.registry import wrap\n\n\n@wrap\ndef shout(s):\n"
+    "    return s.upper()\n",
+    "tests/test_registry.py": "from app.registry import HANDLERS, handlers\n\n\n"
+    "def test_render():\n    assert handlers()['csv']().render(['a', 'b']) == 'a,b'\n\n\n"
+    "def test_tsv():\n    assert HANDLERS['tsv'](['a', 'b']) == 'a\\tb'\n",
+    "tests/test_plugins.py": "from app.csvh import Csv\nfrom app import tsv, plain\n\n\n"
+    "def test_names():\n    assert Csv.name == 'csv' and tsv.render and plain.shout\n",
+}
+
+
+@pytest.mark.parametrize(("path", "old", "new", "expected"), [
+    ("app/csvh.py", "','.join", "';'.join", ["tests/test_plugins.py", "tests/test_registry.py"]),
+    ("app/tsv.py", "'\\t'.join", "' '.join", ["tests/test_plugins.py", "tests/test_registry.py"]),
+    # the twin: a decorator that keeps nothing registers nothing
+    ("app/plain.py", "s.upper()", "s.upper() + ''", ["tests/test_plugins.py"]),
+], ids=["subclass", "decorator", "wrapper"])
+def test_a_module_registering_into_another_runs_the_registrys_tests(
+    repo: GitRepo, path: str, old: str, new: str, expected: list[str],
+) -> None:
+    """Red-team round 4 (01 registry): tests/test_registry.py imports app.registry only and
+    reaches ``Csv.render`` through ``Handler.__subclasses__()``, filled because another test
+    file's collection imported app/csvh.py; the import closure of app/csvh.py left it out,
+    and the broken ``render`` passed. A changed module that registers into a module it
+    imports reaches that module, as an import-time effect does."""
+    repo.files(REGISTRY_FILES)
+    repo.commit("base")
+    repo.git("tag", "-f", "base")
+    repo.files({path: REGISTRY_FILES[path].replace(old, new)})
+    repo.commit("patch")
+    plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+    assert plan["tests"] == expected, plan["tests"]
+    if len(expected) == 2:
+        data = check_json(repo)
+        assert data["exit_code"] == 1 and data["results"]["failed_ids"], data["reasons"]
 
 
 def test_package_data_read_from_elsewhere_by_its_path_runs_the_readers_tests(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentgate.plan.effects import gained
+from agentgate.plan.effects import gained, registers, registrations
 
 BASE = b"from app import calc\n\nLIMIT = 3\n\n\ndef f():\n    calc.mul = None\n"
 
@@ -29,3 +29,107 @@ def test_an_added_module_with_an_effect_has_gained_it() -> None:
     assert gained(None, b"from app import calc\n\ncalc.mul = None\n")
     assert not gained(None, b"X = 1\n")
     assert not gained(BASE + b"\ncalc.configure()\n", BASE + b"\ncalc.configure()\n")
+
+
+REGISTRY = b'''HANDLERS = {}
+
+
+class Handler:
+    name = ""
+
+
+class Plugin:
+    known = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Plugin.known.append(cls)
+
+
+class Checked:
+    def __init_subclass__(cls, **kwargs):
+        assert cls.__name__
+
+
+class Meta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        KINDS[name] = cls
+
+
+class Kind(metaclass=Meta):
+    pass
+
+
+class Abstract(metaclass=ABCMeta):
+    pass
+
+
+class Derived(Plugin):
+    pass
+
+
+class Plain:
+    pass
+
+
+def handlers():
+    return {c.name: c for c in Handler.__subclasses__()}
+
+
+def register(name):
+    def store(func):
+        HANDLERS[name] = func
+        return func
+    return store
+
+
+def wrap(func):
+    return func
+
+
+class Registry:
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        self.items.append(item)
+        return item
+
+    def show(self, item):
+        return item
+
+
+registry = Registry()
+'''
+
+
+@pytest.mark.parametrize(("kind", "name", "expected"), [
+    ("base", "Handler", True),  # listed by __subclasses__()
+    ("base", "Plugin", True),  # __init_subclass__
+    ("base", "Derived", True),  # based on a registry class
+    ("base", "Plain", False),
+    ("base", "Checked", False),  # __init_subclass__ that keeps nothing
+    ("base", "Kind", True),  # a metaclass of the module's that keeps each class
+    ("base", "Abstract", False),  # ABCMeta lists no subclass
+    ("call", "register", True),  # a decorator factory storing into HANDLERS
+    ("call", "wrap", False),  # a wrapper keeps nothing
+    ("call", "registry.add", True),  # a top-level object's method storing into it
+    ("call", "registry.show", False),
+    ("call", "handlers", False),
+])
+def test_what_counts_as_a_registry(kind: str, name: str, expected: bool) -> None:
+    assert registers(REGISTRY, kind, name) is expected
+
+
+def test_what_a_module_may_register_resolves_through_its_imports() -> None:
+    text = (b"from app.registry import Handler, register as reg\nimport app.registry as r\n"
+            b"from . import registry\nfrom .. import top\n\n\n"
+            b"class Csv(Handler):\n    pass\n\n\nclass Tsv(r.Plugin, Local):\n    pass\n\n\n"
+            b"@reg('csv')\ndef render(rows):\n    return rows\n\n\n"
+            b"@registry.registry.add\ndef one():\n    pass\n\n\n"
+            b"r.registry.add(Csv)\ntop.hook()\nlocal_call()\n")
+    assert registrations(text, "app.plugins") == {
+        ("base", "app.registry.Handler"), ("base", "app.registry.Plugin"),
+        ("call", "app.registry.register"), ("call", "app.plugins.registry.registry.add"),
+        ("call", "app.registry.registry.add"), ("call", "app.top.hook")}
