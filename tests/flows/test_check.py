@@ -310,6 +310,9 @@ def test_an_import_time_effect_runs_the_tests_of_what_the_module_imports(repo: G
     for change, expected in (
         ("from app import calc\n\ncalc.configure(fast=True)\n", ["tests/test_calc.py",
                                                                  "tests/test_other.py"]),
+        # through a from-import: an edge to app.calc.configure, app.calc's own
+        ("from app.calc import configure\n\nconfigure(fast=True)\n",
+         ["tests/test_calc.py", "tests/test_other.py"]),
         ("from app import calc\n\nLIMIT = 3\n", ["tests/test_other.py"]),  # binds a name only
     ):
         repo.git("checkout", "-q", "-B", "patch", "base")
