@@ -27,7 +27,7 @@ from agentgate.core.errors import ConfigError
 from agentgate.core.model import ADDED, COPIED, DELETED, RENAMED, Change
 from agentgate.core.paths import TestFiles, under
 from agentgate.git import gitio
-from agentgate.witness import ambient, blocks, rebind
+from agentgate.witness import ambient, analysed, blocks, rebind
 from agentgate.witness.blocks import DIR, MISSING, MODULE, PACKAGING
 from agentgate.witness.rebind import REBOUND, Rebound, Resolver
 from agentgate.witness.syntax import Import
@@ -155,9 +155,11 @@ def _rebind(
     modules = sorted(p for p in reach(set(involved)) | involved if p.endswith(".py"))
     found = gitio.cat_blobs(root, [f"{old}:{p}" for p in modules if "\n" not in p])
     universe = {p: found[f"{old}:{p}"] for p in modules if f"{old}:{p}" in found}
+    kept = analysed.Analysed(root)
     outcome = rebind.judge(pairs, universe, quiet_import=quiet_import,
                            at_import=rebind.AtImport(ran, funcs), unwatched=unwatched,
-                           known=witnessed, top_names=top_names)
+                           known=witnessed, top_names=top_names, keeper=kept.get)
+    kept.save()
     for path in pairs:
         if path not in outcome.fallback:
             changed[path] = set(outcome.blocks.get(path, frozenset())) | {REBOUND}

@@ -42,6 +42,9 @@ from agentgate.witness.bindings import Module, Reads, Statement
 from agentgate.witness.blocks import READ
 from agentgate.witness.syntax import STDLIB, Import
 
+# A keeper of analyses between plans: (text, the options, how to make it) -> the analysis.
+Kept = Callable[[bytes, str, Callable[[], Module | None]], Module | None]
+
 # In ``Patch.changed[path]``: the module level changed by the names ``Rebound`` holds for it
 # (a file read as data still counts as changed).
 REBOUND = "<names>"
@@ -177,6 +180,7 @@ def judge(
     unwatched: frozenset[str] | None = None,
     known: Iterable[str] = (),
     top_names: frozenset[str] | None = None,
+    keeper: Kept | None = None,
 ) -> Outcome:
     """``pairs``: the modified modules whose top level changed (W's text, head's text);
     ``universe``: W's text of every module the witness saw run, for following names;
@@ -185,12 +189,20 @@ def judge(
     ``at_import``: changed functions the recording saw run at some module's import;
     ``unwatched``: modules whose attribute reads the recording did not see (``watch``; None:
     it saw none), judged by the module rule when their names change; ``known``: every path of
-    the repository the witness names (where a class's base may come from)."""
+    the repository the witness names (where a class's base may come from); ``keeper``: the
+    analyses of the universe's texts kept between plans (``witness.analysed``)."""
     modules: dict[str, Module] = {}
     shadowed = _shadowed(universe.keys() | pairs.keys() | {p for p in known if p.endswith(".py")},
                          top_names)
+    shown = ",".join(sorted(shadowed))
     for path, text in universe.items():
-        found = bindings.analyse(text, quiet_import=quiet_import(path), shadowed=shadowed)
+        quiet = quiet_import(path)
+
+        def made(text: bytes = text, quiet: bool = quiet) -> Module | None:
+            return bindings.analyse(text, quiet_import=quiet, shadowed=shadowed)
+
+        found = made() if keeper is None else keeper(
+            text, f"quiet={quiet};shadowed={shown}", made)
         if found is not None:
             modules[path] = found
     unparsed = len(modules) < len(universe)
