@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentgate.report.summary import outcome
+from agentgate.report.summary import outcome, suite_ids
 from agentgate.run.band import RunResult
 
 
@@ -28,3 +28,13 @@ def test_a_red_exit_with_nothing_failed_is_not_all_passed() -> None:
     more = RunResult("band", 4, 1, 1.0, passed=1, failed=3,
                      frozen_failed_ids=("tests/test_a.py::test_x",))
     assert outcome([more]) == "2 failed, 1 failed but excused by its freeze"
+
+
+def test_the_suite_counts_a_case_whose_id_changed_once() -> None:
+    known = {"t.py::test_a", "t.py::test_at[22:25:35]", "t.py::test_at[x]", "t.py::test_b[1]"}
+    # test_at ran whole, one case under a new id: its cases are the ones that ran
+    ran = ["t.py::test_at[22:25:36]", "t.py::test_at[x]"]
+    assert suite_ids(known, ran) == {"t.py::test_a", "t.py::test_at[22:25:36]",
+                                     "t.py::test_at[x]", "t.py::test_b[1]"}
+    # a new test adds to the suite; known ids that ran change nothing
+    assert len(suite_ids(known, ["t.py::test_new", "t.py::test_b[1]"])) == 5
