@@ -1,16 +1,33 @@
-"""The one way agentgate runs a project's test process: its own process group, killed whole.
+"""The one way agentgate runs a project's test process: its own process group, killed whole,
+and whatever left the group found and killed too.
 
 Every run gets a new session (so a process group of its own and no controlling terminal),
-stdin from ``/dev/null`` and an optional time limit. However the run ends -- it finished, hit
-its limit, or agentgate was interrupted by Ctrl-C, SIGTERM or any exception -- the whole group
-is sent SIGKILL and the leader reaped, so no pytest and nothing a test started outlives the
-run. A test that leaves a server behind after passing loses it too: a run's group is its own.
+stdin from ``/dev/null``, an optional time limit, and a random token of its own in its
+environment (``AGENTGATE_RUN_TOKEN``). However the run ends -- it finished, hit its limit, or
+agentgate was interrupted by Ctrl-C, SIGTERM or any exception -- the whole group is sent
+SIGKILL and the leader reaped, so no pytest and nothing a test started outlives the run. A
+test that leaves a server behind after passing loses it too: a run's group is its own.
+
+A process that calls ``setsid`` (``start_new_session=True``, a double-forked daemon) leaves
+the group, and no process-group kill reaches it (flake trial f10: eight ``sleep``s outlived
+an attribution; f11: one rewrote the base's reports while the base ran). So, after the group
+kill, one scan of ``/proc`` kills (SIGKILL) every process whose environment carries the run's
+token, and every orphan re-parented to agentgate that is neither in agentgate's own session
+(its git) nor a live run's leader nor carrying a live run's token: a process that cleared its
+environment. Orphans come to agentgate, not to init, because agentgate makes itself a child
+subreaper (Linux ``PR_SET_CHILD_SUBREAPER``) when its first session starts. A process whose
+parent is still alive is reached once that parent is: the scan repeats until it finds none,
+each killed child of agentgate reaped first, so what it held re-parents before the next scan.
+agentgate reaps only the processes it killed that are its children: never a run leader
+another thread's ``Popen`` owns (spawning and the scan exclude each other), never its git.
+Without ``/proc`` or the subreaper (not Linux) only the group is killed. A process handed to a
+service outside agentgate's tree (a systemd user unit, a tmux server already running) is no
+descendant and is not reached.
 
 SIGKILL directly, not SIGTERM and a grace period: nothing in the group holds state agentgate
 keeps (the outcome is read from files the run already wrote, and the tree is reset or removed
 after), a grace period would only delay every Ctrl-C, and a test that ignores SIGTERM would
-delay it for the whole grace. A process that calls ``setsid`` itself leaves the group; no
-process-group kill can reach it.
+delay it for the whole grace.
 
 ``Session`` runs several processes at once (attribution's thread pool): it tracks the live
 groups, ``cancel`` kills them all, and leaving the ``with`` block kills and reaps whatever is
@@ -20,6 +37,7 @@ still alive. ``run`` is one process in a session of its own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -40,6 +58,13 @@ if TYPE_CHECKING:
 Sink = int | IO[Any]
 DEVNULL = subprocess.DEVNULL
 STDOUT = subprocess.STDOUT
+TOKEN_ENV = "AGENTGATE_RUN_TOKEN"
+
+# Every session's live runs, in this process: spawning a run and scanning for leftovers
+# hold ``_SPAWNING``, so the scan never sees a leader before it is listed here.
+_SPAWNING = threading.Lock()
+_LEADERS: set[int] = set()
+_TOKENS: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -56,8 +81,9 @@ class Session:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._live: set[subprocess.Popen[bytes]] = set()
+        self._live: dict[subprocess.Popen[bytes], str] = {}  # each run's token
         self._cancelled = False
+        _become_subreaper()
 
     def __enter__(self) -> Session:
         return self
@@ -67,8 +93,8 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.cancel()
-        for proc in self._snapshot():
-            self._end(proc)
+        for proc, token in self._snapshot():
+            self._end(proc, token)
 
     def run(
         self, argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
@@ -78,13 +104,15 @@ class Session:
         """Run ``argv`` to its end or its limit; OSError when it cannot start at all.
         ``pass_fds``: file descriptors the process inherits (a feed's pipe)."""
         start = time.monotonic()
+        token = os.urandom(16).hex()
         proc: subprocess.Popen[bytes] | None = None
         try:
-            proc = self._spawn(argv, cwd, env, stdout, stderr, pass_fds)
+            proc = self._spawn(argv, cwd, {**(os.environ if env is None else env),
+                                           TOKEN_ENV: token}, stdout, stderr, pass_fds)
             timed_out = _waited_out(proc, timeout)
         finally:
             if proc is not None:
-                self._end(proc)
+                self._end(proc, token)
         assert proc is not None and proc.returncode is not None
         return Finished(proc.returncode, timed_out, time.monotonic() - start)
 
@@ -92,34 +120,40 @@ class Session:
         """Kill every live group; a run asked for afterwards raises KeyboardInterrupt."""
         with self._lock:
             self._cancelled = True
-        for proc in self._snapshot():
+        for proc, _token in self._snapshot():
             _kill_group(proc)
 
     def _spawn(
-        self, argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None,
+        self, argv: Sequence[str], cwd: Path | None, env: dict[str, str],
         stdout: Sink, stderr: Sink, pass_fds: tuple[int, ...] = (),
     ) -> subprocess.Popen[bytes]:
         # Interrupts wait until the child is on the live list: between Popen returning and
         # the add, a Ctrl-C would leave a group nobody kills.
-        with held_interrupts(), self._lock:
+        with held_interrupts(), _SPAWNING, self._lock:
             if self._cancelled:
                 raise KeyboardInterrupt
             proc = subprocess.Popen(
                 list(argv), cwd=cwd, env=env, stdin=DEVNULL, stdout=stdout, stderr=stderr,
                 start_new_session=True, pass_fds=pass_fds,
             )
-            self._live.add(proc)
+            self._live[proc] = env[TOKEN_ENV]
+            _LEADERS.add(proc.pid)
+            _TOKENS.add(env[TOKEN_ENV])
         return proc
 
-    def _end(self, proc: subprocess.Popen[bytes]) -> None:
+    def _end(self, proc: subprocess.Popen[bytes], token: str) -> None:
         _kill_group(proc)
         proc.wait()  # SIGKILL cannot be caught: this returns at once
+        with held_interrupts(), _SPAWNING:
+            _LEADERS.discard(proc.pid)
+            _TOKENS.discard(token)
+            _kill_leftovers(token)
         with self._lock:
-            self._live.discard(proc)
+            self._live.pop(proc, None)
 
-    def _snapshot(self) -> list[subprocess.Popen[bytes]]:
+    def _snapshot(self) -> list[tuple[subprocess.Popen[bytes], str]]:
         with self._lock:
-            return list(self._live)
+            return list(self._live.items())
 
 
 def _waited_out(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
@@ -135,6 +169,108 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     # (Linux does not hand out a pid still in use as a group id, so the group is ours.)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+# --- what a run left outside its group (Linux) -----------------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+_PROC = "/proc"
+_SCANS = 100  # a bound, not a budget: each scan that finds something kills it
+_DYING = 5.0  # seconds a SIGKILLed process is given to be gone: it is never caught
+
+
+@functools.cache
+def _become_subreaper() -> bool:
+    """Orphans of every run re-parent to agentgate, where the scan finds them. Once; a
+    failure (not Linux, a sandbox refusing prctl) leaves the token scan alone."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # here: the CLI imports this module on every commit, for the handler
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass(frozen=True)
+class _Proc:
+    pid: int
+    ppid: int
+    sid: int
+    environ: bytes  # b"\0NAME=value\0..."; empty when unreadable (a zombie, another user)
+
+
+def _kill_leftovers(token: str) -> None:
+    """Kill what the run with ``token`` left running outside its group; see the module."""
+    if not os.path.isdir(_PROC):
+        return
+    me, mine = os.getpid(), os.getsid(0)
+    mark = f"\0{TOKEN_ENV}={token}\0".encode()
+    for _scan in range(_SCANS):
+        found = [p for p in _processes(mine) if _left_by(p, mark, me)]
+        if not found:
+            return
+        for proc in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGKILL)
+        for proc in found:
+            _gone(proc.pid, reap=proc.ppid == me)
+
+
+def _left_by(proc: _Proc, mark: bytes, me: int) -> bool:
+    if mark in proc.environ:
+        return True
+    if proc.ppid != me or proc.pid in _LEADERS:
+        return False
+    # An orphan of ours; one still carrying a live run's token is that run's to end.
+    said = proc.environ.split(f"\0{TOKEN_ENV}=".encode(), 1)
+    return len(said) == 1 or said[1].split(b"\0", 1)[0].decode("ascii", "replace") not in _TOKENS
+
+
+def _processes(skip_sid: int) -> Iterator[_Proc]:
+    """Every process outside session ``skip_sid`` (agentgate's own: its git is never ours)."""
+    for name in os.listdir(_PROC):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{_PROC}/{name}/stat", "rb") as f:
+                # "pid (comm) state ppid pgrp session ...": comm may hold ")" and spaces
+                fields = f.read().rsplit(b")", 1)[1].split()
+            ppid, sid = int(fields[1]), int(fields[3])
+            if sid == skip_sid:
+                continue
+            environ = b""
+            with contextlib.suppress(OSError), open(f"{_PROC}/{name}/environ", "rb") as f:
+                environ = b"\0" + f.read()
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        yield _Proc(int(name), ppid, sid, environ)
+
+
+def _gone(pid: int, *, reap: bool) -> None:
+    """Wait until a SIGKILLed process is dead: reaped, when it is our child (so what it
+    held has re-parented to us before the next scan), else a zombie or gone."""
+    deadline = time.monotonic() + _DYING
+    while time.monotonic() < deadline:
+        if reap:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            except ChildProcessError:
+                return
+        elif _dead(pid):
+            return
+        time.sleep(0.001)
+
+
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 def run(

@@ -114,6 +114,80 @@ def test_a_grandchild_left_behind_by_a_finished_run_dies(tmp_path: Path) -> None
     assert gone(grandchild)
 
 
+# Leaves a sleeper outside its process group, writes "<own pid> <sleeper pid>" to argv[1] and
+# exits: "session" starts it with start_new_session=True (it keeps the run's environment),
+# "forked" double-forks and calls setsid (a server's --daemonize), "daemon" does that too and
+# execs it with no environment at all.
+DETACHER = textwrap.dedent("""
+    import os, subprocess, sys
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    if sys.argv[2] == "session":
+        pid = subprocess.Popen(sleeper, start_new_session=True).pid
+    else:
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            daemon = os.fork()
+            if daemon == 0:
+                env = {} if sys.argv[2] == 'daemon' else os.environ
+                os.execve(sys.executable, sleeper, env)
+            os.write(write, str(daemon).encode())
+            os._exit(0)
+        os.close(write)
+        pid = int(os.read(read, 64))
+        os.wait()
+    with open(sys.argv[1] + ".tmp", "w") as out:
+        out.write(f"{os.getpid()} {pid}")
+    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+""")
+
+
+@pytest.mark.parametrize("how", ["session", "daemon"])
+def test_a_process_that_left_the_group_dies_with_the_run(tmp_path: Path, how: str) -> None:
+    """Flake trial f10: a new session or a double fork escapes the group kill. The run's
+    token finds the first; the second, with no environment left, re-parents to us."""
+    done = process.run([sys.executable, "-c", DETACHER, str(tmp_path / "pids"), how],
+                       timeout=30)
+    _, sleeper = wait_pids(tmp_path / "pids")
+    try:
+        assert (done.returncode, done.timed_out) == (0, False)
+        assert not alive(sleeper), f"the {how} sleeper outlived the run"
+    finally:
+        kill(sleeper)
+
+
+def test_without_the_subreaper_the_token_still_finds_what_kept_its_environment(
+    tmp_path: Path,
+) -> None:
+    """Where prctl is refused (a sandbox), the orphan goes to init, not to us; the run's
+    token in its environment still finds it."""
+    driver = textwrap.dedent("""
+        import ctypes, sys
+        from agentgate.run import process
+        with process.Session() as session:
+            ctypes.CDLL(None).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER off again
+            session.run([sys.executable, "-c", sys.argv[1], sys.argv[2], "session"])
+    """)
+    subprocess.run([sys.executable, "-c", driver, DETACHER, str(tmp_path / "pids")],
+                   check=True, timeout=60)
+    _, sleeper = wait_pids(tmp_path / "pids")
+    try:
+        assert not alive(sleeper), "the sleeper outlived the run"
+    finally:
+        kill(sleeper)
+
+
+def test_a_run_ending_leaves_our_own_children_alone(tmp_path: Path) -> None:
+    """The scan spares agentgate's session (its git): a child of ours that never left it."""
+    ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        process.run([sys.executable, "-c", DETACHER, str(tmp_path / "pids"), "daemon"])
+        assert alive(ours.pid) and ours.poll() is None
+    finally:
+        ours.kill()
+        ours.wait()
+
+
 # --- parallel runs ------------------------------------------------------------------------
 
 def _start(session: process.Session, argv: list[str], into: list[process.Finished]) -> (
@@ -148,6 +222,23 @@ def test_leaving_a_session_on_an_exception_kills_what_it_still_runs(tmp_path: Pa
         raise RuntimeError("the caller failed while a run was going")
     thread.join(timeout=10)
     assert all(gone(pid) for pid in pids) and finished[0].returncode == -signal.SIGKILL
+
+
+def test_a_run_ending_leaves_the_runs_still_going_alone(tmp_path: Path) -> None:
+    """Another session's live run, and the daemon it started (an orphan of ours by now, as
+    a server's ``--daemonize`` leaves one), are that run's to end: the scan of a run that
+    ends beside it spares them, or parallel runs would kill each other's servers."""
+    finished: list[process.Finished] = []
+    with process.Session() as other:
+        thread = _start(other, [sys.executable, "-c", DETACHER + "\nimport time\n"
+                                "time.sleep(60)\n", str(tmp_path / "pids"), "forked"],
+                        finished)
+        leader, sleeper = wait_pids(tmp_path / "pids")
+        process.run([sys.executable, "-c", DETACHER, str(tmp_path / "own"), "daemon"])
+        assert alive(leader) and alive(sleeper)
+        other.cancel()
+        thread.join(timeout=10)
+    assert gone(leader) and gone(sleeper)
 
 
 # --- signals to agentgate -----------------------------------------------------------------
