@@ -34,6 +34,7 @@ from agentgate.attribution.runs import (
     RunRecord,
     Tree,
     find_inifile,
+    isolated,
     prepare_scratch,
 )
 from agentgate.attribution.summary import Summary, build_result, recheck_command
@@ -121,9 +122,7 @@ def _base_full_run(root: Path, config: Config, request: Request, base: str,
         tree = stack.enter_context(worktrees.temporary_worktree(root, base))
         home = scratch / "home"
         (home / "tmp").mkdir(parents=True)
-        env = interp.test_env(config, tree, seed=seed)
-        env.update(HOME=os.fspath(home), TMPDIR=os.fspath(home / "tmp"),
-                   PYTHONPYCACHEPREFIX=os.fspath(home / "pycache"))
+        env = isolated(interp.test_env(config, tree, seed=seed), home)
         xml = scratch / "control.xml"
         session = stack.enter_context(process.Session())
         with (scratch / "control.err").open("wb") as err:

@@ -166,10 +166,21 @@ _HOME_DERIVED = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STAT
 
 def run_env(harness: Harness, tree: Tree, seed: int, home: Path) -> dict[str, str]:
     """``interp.test_env`` (pinned TZ/LC_ALL, the tree's sources first, no user site, git
-    and pytest variables stripped) with this run's seed, and ``home`` (empty, the run's own)
-    as ``HOME`` and, in it, ``TMPDIR``; the XDG folders follow ``HOME``. Git's global
-    configuration stays the user's (a test that commits needs an identity)."""
-    env = interp.test_env(harness.config, tree.path, seed=seed)
+    and pytest variables stripped) with this run's seed, isolated in ``home``
+    (``isolated``)."""
+    env = isolated(interp.test_env(harness.config, tree.path, seed=seed), home)
+    if harness.context == "file":
+        # Last on the path: the order plugin must shadow nothing of the project's.
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(harness.scratch)])
+        env[ORDER_SEED_ENV] = str(seed)
+    return env
+
+
+def isolated(env: dict[str, str], home: Path) -> dict[str, str]:
+    """``env`` with ``home`` (empty, the run's own) as ``HOME`` and, in it, ``TMPDIR``; the
+    XDG folders follow ``HOME``. Git's global configuration stays the user's (a test that
+    commits needs an identity). The one way every attribution run is isolated."""
+    env = dict(env)
     user_git = _user_git_config(env)
     for name in _HOME_DERIVED:
         env.pop(name, None)
@@ -181,10 +192,6 @@ def run_env(harness: Harness, tree: Tree, seed: int, home: Path) -> dict[str, st
     env["PYTHONPYCACHEPREFIX"] = os.fspath(home / "pycache")
     if user_git is not None:
         env["GIT_CONFIG_GLOBAL"] = user_git
-    if harness.context == "file":
-        # Last on the path: the order plugin must shadow nothing of the project's.
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(harness.scratch)])
-        env[ORDER_SEED_ENV] = str(seed)
     return env
 
 
