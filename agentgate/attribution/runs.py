@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,7 +76,7 @@ class Harness:
     config: Config  # sources and pinned TZ / LC_ALL
     python: str
     nodeid: str
-    scratch: Path  # JUnit XML files, the empty ini, the order plugin
+    scratch: Path  # each run's folder (``RunFolder``)
     timeout: float
     context: str = "alone"  # or "file": run the whole file in a seeded order
     xdist: bool = False  # the project's interpreter has pytest-xdist (``XDIST_OFF``)
@@ -164,14 +165,15 @@ _HOME_DERIVED = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STAT
                  "TEMP", "TMP", "PYTEST_DEBUG_TEMPROOT")
 
 
-def run_env(harness: Harness, tree: Tree, seed: int, home: Path) -> dict[str, str]:
+def run_env(harness: Harness, tree: Tree, seed: int, folder: RunFolder) -> dict[str, str]:
     """``interp.test_env`` (pinned TZ/LC_ALL, the tree's sources first, no user site, git
-    and pytest variables stripped) with this run's seed, isolated in ``home``
+    and pytest variables stripped) with this run's seed, isolated in the run's own home
     (``isolated``)."""
-    env = isolated(interp.test_env(harness.config, tree.path, seed=seed), home)
+    env = isolated(interp.test_env(harness.config, tree.path, seed=seed), folder.home)
     if harness.context == "file":
-        # Last on the path: the order plugin must shadow nothing of the project's.
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(harness.scratch)])
+        # Last on the path: the order plugin must shadow nothing of the project's. Its
+        # folder holds nothing else: any module there (a ``sitecustomize``) would be run.
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(folder.plugins)])
         env[ORDER_SEED_ENV] = str(seed)
     return env
 
@@ -207,18 +209,54 @@ def _user_git_config(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def fresh_home(harness: Harness, label: str) -> Path:
-    """An empty folder for one run's ``HOME`` (with ``tmp`` in it for ``TMPDIR``)."""
-    home = harness.scratch / "homes" / label
-    shutil.rmtree(home, ignore_errors=True)
-    (home / "tmp").mkdir(parents=True)
-    return home
+EMPTY_INI = "pytest.ini"
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run's own files, in a folder made for it under a fresh random name and removed
+    once its outcome is read: its home, JUnit XML and stderr, the empty ini and the order
+    plugin it runs with. Nothing a run reads was left by an earlier run (flake trial f11:
+    head's code learnt the shared scratch folder from its own ``--junitxml`` and rewrote the
+    base's reports there; a planted plugin or ini would be run by the base the same way)."""
+
+    path: Path
+
+    @property
+    def home(self) -> Path:
+        return self.path / "home"
+
+    @property
+    def xml(self) -> Path:
+        return self.path / "junit.xml"
+
+    @property
+    def err(self) -> Path:
+        return self.path / "stderr"
+
+    @property
+    def plugins(self) -> Path:
+        return self.path / "plugins"
+
+    @property
+    def ini(self) -> Path:
+        return self.path / EMPTY_INI
+
+
+def run_folder(harness: Harness, label: str) -> RunFolder:
+    """A new folder for one run, written before it starts."""
+    folder = RunFolder(Path(tempfile.mkdtemp(prefix=f"{label}-", dir=harness.scratch)))
+    (folder.home / "tmp").mkdir(parents=True)
+    folder.plugins.mkdir()
+    (folder.plugins / f"{ORDER_PLUGIN}.py").write_text(_ORDER_PLUGIN_SOURCE, encoding="utf-8")
+    folder.ini.write_text("", encoding="utf-8")
+    return folder
 
 
 def prepare_scratch(harness: Harness) -> Path:
-    """Write the empty ini (for trees with no pytest config) and the order plugin."""
-    (harness.scratch / f"{ORDER_PLUGIN}.py").write_text(_ORDER_PLUGIN_SOURCE, encoding="utf-8")
-    empty = harness.scratch / "pytest.ini"
+    """The path that stands for "no pytest config in the tree": each run is given an empty
+    ini of its own in its place (``RunFolder.ini``)."""
+    empty = harness.scratch / EMPTY_INI
     empty.write_text("", encoding="utf-8")
     return empty
 
@@ -252,26 +290,29 @@ class Runner:
         if (run.tree, run.seed) in self._timed_out:
             return RunRecord(run, Outcome.TIMEOUT, "not run again: this seed ran into the "
                              "time limit on this tree before", 0.0)
+        folder = run_folder(self.harness, run.label)
+        try:
+            return self._run_in(run, folder)
+        finally:
+            shutil.rmtree(folder.path, ignore_errors=True)
+
+    def _run_in(self, run: Run, folder: RunFolder) -> RunRecord:
         tree = self.trees[run.tree]
-        xml = self.harness.scratch / f"{run.label}.xml"
-        err_path = self.harness.scratch / f"{run.label}.err"
-        argv = [self.harness.python, *pytest_args(self.harness, tree, xml)]
-        home = fresh_home(self.harness, run.label)
-        env = run_env(self.harness, tree, run.seed, home)
+        if tree.inifile == self.harness.scratch / EMPTY_INI:
+            tree = replace(tree, inifile=folder.ini)
+        argv = [self.harness.python, *pytest_args(self.harness, tree, folder.xml)]
+        env = run_env(self.harness, tree, run.seed, folder)
         # stderr goes to a file, not a pipe: a process the test left behind holding the pipe
         # open would otherwise make a finished run look hung.
-        try:
-            with err_path.open("wb") as err:
-                done = self._session.run(argv, cwd=tree.path, env=env,
-                                         timeout=self.harness.timeout, stderr=err)
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
+        with folder.err.open("wb") as err:
+            done = self._session.run(argv, cwd=tree.path, env=env,
+                                     timeout=self.harness.timeout, stderr=err)
         if done.timed_out:
             self._timed_out.add((run.tree, run.seed))
             return RunRecord(run, Outcome.TIMEOUT, f"killed after {done.seconds:.0f} s",
                              done.seconds)
-        stderr = err_path.read_bytes()[-4000:].decode("utf-8", "replace")
-        result = read_outcome(xml, self.harness.nodeid, done.returncode, stderr)
+        stderr = folder.err.read_bytes()[-4000:].decode("utf-8", "replace")
+        result = read_outcome(folder.xml, self.harness.nodeid, done.returncode, stderr)
         return RunRecord(run, result.outcome, result.detail, done.seconds)
 
     def cancel(self) -> None:

@@ -19,6 +19,7 @@ from agentgate.attribution.runs import (
     PLUGINS_OFF,
     Harness,
     Run,
+    RunFolder,
     RunRecord,
     Tree,
     find_inifile,
@@ -298,18 +299,18 @@ def test_run_env_pins_inputs_and_puts_the_tree_first(
     monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
     tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
     monkeypatch.setenv("XDG_CACHE_HOME", "/elsewhere/cache")
-    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
+    env = run_env(_harness(tmp_path), tree, 7, RunFolder(tmp_path / "run"))
     assert (env["PYTHONHASHSEED"], env["TZ"], env["LC_ALL"]) == ("7", "UTC", "C.UTF-8")
-    assert (env["HOME"], env["TMPDIR"]) == (os.fspath(tmp_path / "home"),
-                                            os.fspath(tmp_path / "home" / "tmp"))
+    assert (env["HOME"], env["TMPDIR"]) == (os.fspath(tmp_path / "run" / "home"),
+                                            os.fspath(tmp_path / "run" / "home" / "tmp"))
     assert "XDG_CACHE_HOME" not in env
     assert env["PYTHONNOUSERSITE"] == "1"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == os.fspath((tmp_path / "wt" / "src").resolve())
     assert "/elsewhere" not in env["PYTHONPATH"]
     assert "PYTEST_ADDOPTS" not in env and "GIT_DIR" not in env
-    file_env = run_env(_harness(tmp_path, "file"), tree, 7, tmp_path / "home")
+    file_env = run_env(_harness(tmp_path, "file"), tree, 7, RunFolder(tmp_path / "run"))
     assert file_env["AGENTGATE_ORDER_SEED"] == "7"
-    assert file_env["PYTHONPATH"].split(os.pathsep)[-1] == os.fspath(tmp_path / "scratch")
+    assert file_env["PYTHONPATH"].split(os.pathsep)[-1] == os.fspath(tmp_path / "run" / "plugins")
 
 
 def test_run_env_keeps_the_users_git_identity_and_nothing_else_of_home(
@@ -322,11 +323,11 @@ def test_run_env_keeps_the_users_git_identity_and_nothing_else_of_home(
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
     tree = Tree("head", "0" * 40, tmp_path / "wt", tmp_path / "pytest.ini")
-    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
+    env = run_env(_harness(tmp_path), tree, 7, RunFolder(tmp_path / "run"))
     assert env["GIT_CONFIG_GLOBAL"] == os.fspath(user / ".config" / "git" / "config")
-    assert env["HOME"] == os.fspath(tmp_path / "home")
+    assert env["HOME"] == os.fspath(tmp_path / "run" / "home")
     (user / ".gitconfig").write_text("", encoding="utf-8")
-    env = run_env(_harness(tmp_path), tree, 7, tmp_path / "home")
+    env = run_env(_harness(tmp_path), tree, 7, RunFolder(tmp_path / "run"))
     assert env["GIT_CONFIG_GLOBAL"] == os.fspath(user / ".gitconfig")
 
 
