@@ -10,6 +10,13 @@ into the report. Stages, in order:
 - matched: every seed that failed anywhere re-run ``--repeats`` times on both trees with that
   same ``PYTHONHASHSEED`` (patch dependence, and whether the seed fails every time). With
   ``--mode matched`` alone the seeds are ``--seed`` values, else the pinned config seed.
+
+Every tree but the base is the patch's code, and no code of the patch is alive while a base
+run runs or its outcome is read (flake trial f11): the runs go in batches of one tree, up to
+``--jobs`` at a time (``runs.batches``), each finished -- and whatever its processes left
+killed (``run.process``) -- before the next starts; a base run's outcome is read as it ends,
+from a folder of its own made just before it started. The trees' batches alternate a few
+seeds at a time, so a slow spell of the machine still hits both trees alike.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agentgate.attribution import evidence
 from agentgate.attribution.request import CONTEXTS, MODES, FreezeRequest, Request
@@ -51,6 +58,7 @@ if TYPE_CHECKING:
     from agentgate.core.config import Config
     from agentgate.core.model import Result
 
+T = TypeVar("T")
 
 
 def attribute(root: Path, config: Config, request: Request) -> Result:
@@ -281,19 +289,22 @@ class _Stages:
         if request.mode == "matched":
             seeds = evidence.share(request.seeds or (self.config.pythonhashseed,),
                                    request.shard)
-            return self._go(_matched(seeds, names, request.repeats, 0, request.serial))
+            return self._go(_matched(seeds, names, request.repeats, 0, self.jobs,
+                                     request.serial))
         seeds = evidence.share(range(request.runs), request.shard)
-        records = self._go(_swept(seeds, names, request.serial))
+        records = self._go(_swept(seeds, names, self.jobs, request.serial))
         if not base_has_file:
             records += _absent(seeds)
         if request.revert_code and _all_absent(records, "base"):
             self.runner.trees["reverted"] = self.make_reverted()
-            records += self._go(_swept(seeds, ["reverted"], request.serial, "reverted"))
+            records += self._go(_swept(seeds, ["reverted"], self.jobs, request.serial,
+                                       "reverted"))
         if request.mode == "both":
             again = sorted({r.run.seed for r in records
                             if r.outcome.failing and r.run.tree in names})
             alive = [n for n in names if _ran(records, n)]
-            records += self._go(_matched(again, alive, request.repeats, 1, request.serial))
+            records += self._go(_matched(again, alive, request.repeats, 1, self.jobs,
+                                         request.serial))
         return records
 
     def _go(self, runs: list[Run]) -> list[RunRecord]:
@@ -303,21 +314,29 @@ class _Stages:
         return self.runner.run_all(runs, jobs=self.jobs, on_done=lambda r: self.on_done(0, r))
 
 
-def _swept(seeds: list[int], trees: list[str], serial: bool, stage: str = "swept") -> list[Run]:
-    # Interleaved by seed so a slow spell of the machine hits both trees alike; --serial
-    # runs one tree after the other instead.
+def _swept(seeds: list[int], trees: list[str], jobs: int, serial: bool,
+           stage: str = "swept") -> list[Run]:
+    # Trees alternate ``jobs`` seeds at a time (``runs.batches``: one tree per batch) so a
+    # slow spell of the machine hits both trees alike; --serial runs one tree after the
+    # other instead.
     if serial:
         return [Run(t, s, stage) for t in trees for s in seeds]
-    return [Run(t, s, stage) for s in seeds for t in trees]
+    return [Run(t, s, stage) for some in _chunks(seeds, jobs) for t in trees for s in some]
 
 
 def _matched(
-    seeds: list[int], trees: list[str], repeats: int, first: int, serial: bool
+    seeds: list[int], trees: list[str], repeats: int, first: int, jobs: int, serial: bool
 ) -> list[Run]:
     attempts = range(first, first + repeats)
     if serial:
         return [Run(t, s, "matched", a) for t in trees for s in seeds for a in attempts]
-    return [Run(t, s, "matched", a) for s in seeds for a in attempts for t in trees]
+    pairs = [(s, a) for s in seeds for a in attempts]
+    return [Run(t, s, "matched", a) for some in _chunks(pairs, jobs) for t in trees
+            for s, a in some]
+
+
+def _chunks(items: list[T], size: int) -> list[list[T]]:
+    return [items[i:i + max(1, size)] for i in range(0, len(items), max(1, size))]
 
 
 def _absent(seeds: list[int]) -> list[RunRecord]:

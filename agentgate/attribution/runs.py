@@ -273,7 +273,7 @@ class Runner:
 
     Each run is a run of the caller's ``process.Session``: a process group of its own, so a
     timeout, or Ctrl-C in agentgate, kills the test's children too, and nothing a test
-    started outlives the session.
+    started outlives the run, even outside its group.
     """
 
     def __init__(
@@ -325,22 +325,52 @@ class Runner:
         jobs: int,
         on_done: Callable[[RunRecord], None] | None = None,
     ) -> list[RunRecord]:
-        """Every run, ``jobs`` at a time; records come back in the order of ``runs``."""
-        todo = list(runs)
-        records: dict[Future[RunRecord], int] = {}
+        """Every run, a batch at a time (``batches``); records come back in the order of
+        ``runs``. A batch is finished -- its runs ended, what they left killed
+        (``process``), their outcomes read -- before the next starts."""
+        records: list[RunRecord] = []
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="attribute")
         try:
-            records = {pool.submit(self.run_one, run): i for i, run in enumerate(todo)}
-            pending = set(records)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if on_done is not None:
-                        on_done(future.result())
+            for batch in batches(list(runs), jobs):
+                records += self._run_batch(pool, batch, on_done)
         except BaseException:
             self.cancel()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        ordered = sorted(records.items(), key=lambda item: item[1])
-        return [future.result() for future, _ in ordered]
+        return records
+
+    def _run_batch(
+        self, pool: ThreadPoolExecutor, batch: list[Run],
+        on_done: Callable[[RunRecord], None] | None,
+    ) -> list[RunRecord]:
+        futures = [pool.submit(self.run_one, run) for run in batch]
+        pending: set[Future[RunRecord]] = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                record = future.result()
+                if on_done is not None:
+                    on_done(record)
+        return [future.result() for future in futures]
+
+
+def batches(runs: list[Run], jobs: int) -> list[list[Run]]:
+    """Consecutive runs of one tree, up to ``jobs`` of them: never two trees in a batch.
+
+    Every tree but the base is the patch's code, written by whoever wants its failure
+    frozen, and it knows where the base's runs are (flake trial f11: a head run, or a process
+    it left, rewrote the base's reports while the base ran, and the patch's failure was
+    PRE_EXISTING). So no code of the patch runs while a base run runs or while a base
+    outcome is read: with batches run one after the other, a base run shares the machine
+    only with base runs, and what a head run left is dead before the next batch starts.
+    The callers still order the runs so that batches of the trees alternate, a few seeds
+    at a time, so a slow spell of the machine still hits both trees alike."""
+    found: list[list[Run]] = []
+    for run in runs:
+        last = found[-1] if found else None
+        if last is not None and last[0].tree == run.tree and len(last) < max(1, jobs):
+            last.append(run)
+        else:
+            found.append([run])
+    return found

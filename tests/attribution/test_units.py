@@ -22,6 +22,7 @@ from agentgate.attribution.runs import (
     RunFolder,
     RunRecord,
     Tree,
+    batches,
     find_inifile,
     pytest_args,
     run_env,
@@ -561,3 +562,22 @@ def test_xdist_is_turned_off_the_way_the_project_needs(
     harness = dataclasses.replace(_harness(tmp_path), xdist=True)
     args = pytest_args(harness, tree, tmp_path / "x.xml")
     assert ("no:xdist" not in args, "-n" in args) == (distributes, distributes)
+
+
+def test_runs_go_in_batches_of_one_tree_that_alternate() -> None:
+    """No code of the patch runs beside a base run (flake trial f11); the trees still
+    alternate a few seeds at a time."""
+    from agentgate.attribution.attribute import _matched, _swept
+
+    swept = _swept([0, 1, 2, 3, 4], ["base", "head"], 2, False)
+    assert [[(r.tree, r.seed) for r in b] for b in batches(swept, 2)] == [
+        [("base", 0), ("base", 1)], [("head", 0), ("head", 1)],
+        [("base", 2), ("base", 3)], [("head", 2), ("head", 3)], [("base", 4)], [("head", 4)]]
+    matched = _matched([7], ["base", "head"], 3, 1, 2, False)
+    assert [[(r.tree, r.attempt) for r in b] for b in batches(matched, 2)] == [
+        [("base", 1), ("base", 2)], [("head", 1), ("head", 2)], [("base", 3)], [("head", 3)]]
+    serial = _swept([0, 1], ["base", "head"], 1, True)
+    assert [[(r.tree, r.seed) for r in b] for b in batches(serial, 1)] == [
+        [("base", 0)], [("base", 1)], [("head", 0)], [("head", 1)]]
+    mixed = [Run("base", 0, "swept"), Run("reverted", 0, "swept"), Run("base", 1, "swept")]
+    assert [len(b) for b in batches(mixed, 8)] == [1, 1, 1]
