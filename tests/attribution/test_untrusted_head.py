@@ -1,0 +1,222 @@
+"""The head tree is the patch's code, written by whoever wants its failure frozen: nothing it
+starts outlives its run, and none of it runs while a base run runs or is read (flake trial
+f10 and f11). Real repositories, real ``agentgate attribute`` processes, real pytest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.attribution.test_attribute import patch_repo
+from tests.run.test_process import DETACHER, alive, kill
+from tests.support.git_repo import GitRepo, run_agentgate
+
+NODE = "tests/test_t.py::test_t"
+CODE = "def f():\n    return 1\n"
+BROKEN = "def f():\n    return 2   # the patch's bug\n"
+TEST = "from app.m import f\n\n\ndef test_t():\n    assert f() == 1\n"
+UNTIL = (datetime.now(UTC).date() + timedelta(days=14)).isoformat()
+FREEZE = ("--freeze", "--owner", "Test Human", "--until", UNTIL)  # --context file with it
+
+# Head's test leaves a sleeper in a new session and a double-forked daemon with no
+# environment (DETACHER), and records "<its pid> <sleeper pid>" for each in $AG_PIDS.
+LEAVER = (
+    "import os, subprocess, sys\n\n"
+    f"DETACHER = {DETACHER!r}\n\n\n"
+    "def test_t():\n"
+    "    for how in ('session', 'daemon'):\n"
+    "        out = os.path.join(os.environ['AG_PIDS'], f'{how}-{os.getpid()}')\n"
+    "        subprocess.run([sys.executable, '-c', DETACHER, out, how], check=True)\n"
+)
+
+# Head's code, at import, watches for the base's JUnit reports -- near its own, which its
+# --junitxml argument names, and the control run's -- and rewrites each passing one, the
+# moment it is complete, with head's own failure (FORGED): in a thread of the head run, or
+# in a double-forked daemon that records its pid in $AG_PIDS and outlives the run unless
+# something kills it.
+WATCHER = '''
+import glob, os, sys, threading, time
+
+FORGED = {forged!r}
+
+
+def _reports():
+    mine = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml=")), "")
+    near = os.path.dirname(mine)
+    for root in (near, os.path.dirname(near), os.path.dirname(os.path.dirname(near))):
+        for path in glob.glob(root + "/*.xml") + glob.glob(root + "/*/*.xml"):
+            if "head-" not in path:
+                yield path
+
+
+def _watch(until):
+    while time.time() < until:
+        for path in _reports():
+            try:
+                with open(path) as f:
+                    text = f.read()
+                if "</testsuites>" in text and "<failure" not in text and "test_t" in text:
+                    with open(path, "w") as f:
+                        f.write(FORGED)
+            except OSError:
+                pass
+        time.sleep(0.001)
+
+
+def start(detached):
+    if not any(a.startswith("--junitxml=") for a in sys.argv):
+        return
+    if not detached:
+        threading.Thread(target=_watch, args=(time.time() + 3,), daemon=True).start()
+        time.sleep(3)  # the head run lasts while it watches
+        return
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    open(os.path.join(os.environ["AG_PIDS"], "watcher-%d" % os.getpid()), "w").close()
+    _watch(time.time() + 40)
+    os._exit(0)
+'''
+
+
+def _env(pids: Path) -> dict[str, str]:
+    pids.mkdir()
+    return {**os.environ, "AG_PIDS": os.fspath(pids)}
+
+
+def _attribute(repo: GitRepo, pids: Path, *args: str) -> dict[str, object]:
+    done = run_agentgate("attribute", NODE, "--base", "main", "--runs", "4", "--jobs", "2",
+                         "--repeats", "1", "--format", "json", *args, cwd=repo.path,
+                         env=_env(pids))
+    assert done.returncode != 64 and done.stdout, done.stderr
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def _left_alive(pids: Path) -> list[int]:
+    """Every process head's code recorded that is still running (and kills it)."""
+    recorded = []
+    for path in pids.iterdir():  # "<kind>-<pid>", holding "<its parent> <pid>" if not a watcher
+        said = path.read_text().split()
+        recorded.append(int(said[1]) if said else int(path.name.split("-")[1]))
+    living = [pid for pid in recorded if alive(pid)]
+    kill(*living)
+    return living
+
+
+def _head_failure(repo: GitRepo, tmp_path: Path) -> str:
+    """Head's own failure report, as the patch's author gets it by running its test."""
+    xml = tmp_path / "head.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={xml}", NODE], cwd=repo.path, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": os.fspath(repo.path)})
+    return xml.read_text(encoding="utf-8")
+
+
+def _forging_repo(repo: GitRepo, tmp_path: Path, detached: bool) -> None:
+    """Base passes; the patch breaks ``f`` and adds the watcher, armed with its failure."""
+    patch_repo(repo, {"app/m.py": CODE, "tests/test_t.py": TEST}, {"app/m.py": BROKEN})
+    forged = _head_failure(repo, tmp_path)
+    assert "<failure" in forged
+    repo.files({"app/_w.py": WATCHER.format(forged=forged),
+                "app/m.py": f"from app import _w\n\n_w.start({detached})\n\n\n{BROKEN}"})
+    repo.commit("patch: the watcher")
+
+
+@pytest.mark.e2e
+def test_nothing_heads_test_started_outlives_attribute(repo: GitRepo, tmp_path: Path) -> None:
+    """Flake trial f10: a sleeper in a new session and a double-forked daemon, left by each
+    head run, outlived the attribution."""
+    patch_repo(repo, {"app/m.py": CODE, "tests/test_t.py": TEST}, {"tests/test_t.py": LEAVER})
+    pids = tmp_path / "pids"
+    extra = _attribute(repo, pids, "--mode", "swept")
+    living = _left_alive(pids)
+    assert extra["verdict"] == "NO_REPRO", extra
+    assert len(list(pids.iterdir())) == 4 * 2, "each of the 4 head runs leaves two"
+    assert living == []
+
+
+@pytest.mark.e2e
+def test_a_daemon_head_left_cannot_forge_the_bases_reports(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Flake trial f11: head's code left a detached watcher that rewrote each base report
+    before agentgate read it: PRE_EXISTING and a freeze, for a test the base passes. It dies
+    with the head run that started it, before any base run starts."""
+    _forging_repo(repo, tmp_path, detached=True)
+    pids = tmp_path / "pids"
+    extra = _attribute(repo, pids, *FREEZE)
+    living = _left_alive(pids)
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False), extra
+    assert extra["trees"]["base"]["failing_seeds"] == []  # type: ignore[index]
+    assert not (repo.path / ".agentgate" / "freezes").exists()
+    assert living == []
+
+
+@pytest.mark.e2e
+def test_a_head_run_cannot_forge_the_reports_of_base_runs_beside_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """f11 without a daemon: head's own run watches while it lasts. No base run runs beside
+    a head run, so there is nothing to forge."""
+    _forging_repo(repo, tmp_path, detached=False)
+    extra = _attribute(repo, tmp_path / "pids", "--mode", "swept")
+    assert extra["verdict"] == "PATCH_INDUCED", extra
+    assert extra["trees"]["base"]["failing_seeds"] == []  # type: ignore[index]
+
+
+@pytest.mark.e2e
+def test_a_failure_the_base_has_too_is_still_pre_existing_and_frozen(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The legitimate counterpart: the base truly fails, so the runs in batches and folders
+    of their own still find it PRE_EXISTING, and the freeze is written."""
+    patch_repo(repo, {"app/m.py": BROKEN, "tests/test_t.py": TEST}, {"README.md": "docs\n"})
+    extra = _attribute(repo, tmp_path / "pids", *FREEZE)
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PRE_EXISTING", True), extra
+    assert extra["freeze"]["written"], extra  # type: ignore[index]
+
+
+# Head's conftest plants, beside its own report and in the folder above, a copy of the order
+# plugin that breaks ``f`` as the patch does, and an ini that loads it: any base run that read
+# them would fail as head does.
+PLANTER = '''
+import os, sys
+
+PLUGIN = """
+import app.m
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    app.m.f.__code__ = (lambda: 2).__code__
+"""
+mine = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml=")), "")
+for near in {os.path.dirname(mine), os.path.dirname(os.path.dirname(mine))} if mine else ():
+    with open(os.path.join(near, "_agentgate_order.py"), "w") as out:
+        out.write(PLUGIN)
+    with open(os.path.join(near, "pytest.ini"), "w") as out:
+        out.write("[pytest]\\naddopts = -p _agentgate_order\\n")
+'''
+
+
+@pytest.mark.e2e
+def test_what_a_head_run_plants_beside_its_report_no_base_run_reads(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The order plugin and the empty ini every run reads were shared by all runs, in the
+    folder head's code finds from its own ``--junitxml``. Each run has its own now."""
+    patch_repo(repo, {"app/m.py": CODE, "tests/test_t.py": TEST},
+               {"app/m.py": BROKEN, "tests/conftest.py": PLANTER})
+    extra = _attribute(repo, tmp_path / "pids", "--mode", "swept", "--context", "file")
+    assert extra["verdict"] == "PATCH_INDUCED", extra
+    assert extra["trees"]["base"]["failing_seeds"] == []  # type: ignore[index]
