@@ -249,9 +249,10 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
 
 def _written_into(tree: Path, config: Config) -> str:
     """Why the base's runs are no evidence, when something wrote into the base's tree while
-    they ran a file that changes a run (a conftest, a module): the head's runs run beside
-    them, and their code knows where the base's tree is (flake trial: head's conftest wrote
-    a failing conftest into it, and the patch's failure was PRE_EXISTING, freezable)."""
+    they ran a file that changes a run (a conftest, a module): the head's code knows where
+    the base's tree is, and what a head run wrote there stays for the base's later runs
+    (flake trial: head's conftest wrote a failing conftest into it, and the patch's failure
+    was PRE_EXISTING, freezable)."""
     changed = [*worktrees.run_changing(gitio.changed_or_untracked(tree), config),
                *worktrees.ignored_inputs(tree, config)]
     # Code and harness, and any file the base commits: a test writing new output under
