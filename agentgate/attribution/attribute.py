@@ -49,7 +49,7 @@ from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, d
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
-from agentgate.run import interp, process
+from agentgate.run import installed, interp, process
 from agentgate.run.junit import Outcome, RunOutcome, normalise_nodeid, read_outcome
 
 if TYPE_CHECKING:
@@ -230,6 +230,10 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
                 trees["base"] = _tree(stack, root, "base", base, request.nodeid, empty)
             except GitError as exc:
                 base_problem = f"cannot check out {base[:12]}: {exc.message}"
+        # The interpreter's own files, noted before any run: see ``installed``.
+        outside = installed.folders(python, interp.test_env(config, trees["head"].path),
+                                    root, [root, scratch])
+        noted = installed.note(outside)
         # Entered last, so left first: every run's group is dead before its tree goes.
         session = stack.enter_context(process.Session())
         with _progress(request) as on_done:
@@ -240,7 +244,8 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
             # No guess: nothing runs when the base cannot even be checked out.
             records = [] if base_problem else stages.run(base_has_file)
         if not base_problem and "base" in trees:
-            base_problem = _written_into(trees["base"].path, config)
+            base_problem = _written_into(trees["base"].path, config) or _installed_changed(
+                noted, installed.note(outside))
     # After the locks are released; the trees just used are kept (issue 13: they piled up).
     worktrees.prune(root, config.keep_worktrees, config.cache_days)
     return _summary(records, request, config, base_problem, python, jobs,
@@ -266,6 +271,17 @@ def _written_into(tree: Path, config: Config) -> str:
     shown = ", ".join(sorted(set(found))[:3])
     return (f"the base's tree changed while the test ran ({shown}): a run wrote into it, so "
             "its runs are no evidence")
+
+
+def _installed_changed(before: installed.Noted, after: installed.Noted) -> str:
+    """Why the base's runs are no evidence, when the interpreter's own files changed while
+    they ran: a head run wrote there, and the base's later runs ran it."""
+    found = installed.changed(before, after)
+    if not found:
+        return ""
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return (f"the interpreter's installed files changed while the test ran ({shown}): a run "
+            "wrote into them, so its runs are no evidence; reinstall the environment")
 
 
 def _tree(stack: ExitStack, root: Path, name: str, sha: str, nodeid: str, empty: Path) -> Tree:

@@ -349,16 +349,19 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
         _not_run(result, planned)
     else:
         from agentgate.flows import base_contract
-        from agentgate.run import tamper
+        from agentgate.run import installed, tamper
 
         if planned.base_given:
             base_contract.warm(root, planned.range)
         before = tamper.snapshot(root)
+        outside = _interpreter_folders(root, planned)
+        noted = installed.note(outside)
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)
             ran = _run(root, planned, tree, result, shadow=shadow, workers=workers,
                        display=display)
         result.reasons += _tampered(tamper.changed(root, before))
+        result.reasons += _installed_changed(installed.changed(noted, installed.note(outside)))
     _prune(root, planned, result)  # the tree's lock is released by now
     if head == "HEAD":
         result.notes += _uncommitted(root)
@@ -518,6 +521,36 @@ def _no_tests_at_base(root: Path, planned: Planned, report: band.BandReport
             problem = dataclasses.replace(problem, nodeids=left)
         problems.append(problem)
     return dataclasses.replace(report, problems=tuple(problems))
+
+
+def _interpreter_folders(root: Path, planned: Planned) -> list[Path]:
+    """The project interpreter's folders outside the repository (``run.installed``); none
+    when nothing will run or the interpreter is refused (the band says why)."""
+    from agentgate.core.errors import AgentgateError
+    from agentgate.run import installed, interp
+
+    if planned.selection == ():
+        return []
+    config = planned.range.config
+    try:  # refused as the band refuses it: never run a file the range supplies
+        python = interp.project_python(root, config, head=planned.range.head,
+                                       base=planned.range.merge_base if planned.base_given
+                                       else None)
+    except AgentgateError:
+        return []
+    return installed.folders(python, interp.test_env(config, root), root, [root])
+
+
+def _installed_changed(paths: list[str]) -> list[Reason]:
+    """The project interpreter's own files changed while the patch's code ran: what ran
+    after (the base oracle's runs, every later check) ran what it left there."""
+    if not paths:
+        return []
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return [Reason("interpreter-tampered", Verdict.BLOCKED, "the project interpreter's "
+                   f"installed files changed while the patch's code ran ({shown}): what ran "
+                   "after it, and every later run of that interpreter, runs what it left "
+                   "there; reinstall the environment and check again", path=shown)]
 
 
 def _tampered(paths: list[str]) -> list[Reason]:

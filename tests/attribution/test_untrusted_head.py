@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import agentgate
 from tests.attribution.test_attribute import patch_repo
 from tests.run.test_process import DETACHER, alive, kill
 from tests.support.git_repo import GitRepo, run_agentgate
@@ -220,3 +221,58 @@ def test_what_a_head_run_plants_beside_its_report_no_base_run_reads(
     extra = _attribute(repo, tmp_path / "pids", "--mode", "swept", "--context", "file")
     assert extra["verdict"] == "PATCH_INDUCED", extra
     assert extra["trees"]["base"]["failing_seeds"] == []  # type: ignore[index]
+
+
+# Head's conftest writes a start-up file into the interpreter's site-packages: every later
+# process of that interpreter -- the base's runs -- then gets a ``f`` that is as broken as
+# head's, and the base "fails" as head does.
+PTH = ('import sys, types; m = types.ModuleType("app.m"); '
+       'exec("def f():\\n    return 2\\n", m.__dict__); sys.modules["app.m"] = m\n')
+PTH_PLANTER = f'''
+import site
+
+for folder in site.getsitepackages():
+    with open(folder + "/zz_planted.pth", "w") as out:
+        out.write({PTH!r})
+'''
+
+
+def _interpreter_of_its_own(tmp_path: Path) -> Path:
+    """A virtualenv for the project alone (what the head run writes into is thrown away
+    with it), seeing this interpreter's packages (pytest) through a ``.pth`` file."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", os.fspath(venv)],
+                   check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    # agentgate itself (an editable install's finder is in a .pth no path line runs): a
+    # link to the package, in a folder of its own
+    (tmp_path / "own" / "agentgate").parent.mkdir()
+    (tmp_path / "own" / "agentgate").symlink_to(Path(agentgate.__file__).parent)
+    outer.append(os.fspath(tmp_path / "own"))
+    (site / "outer.pth").write_text("".join(f"{p}\n" for p in outer), encoding="utf-8")
+    return venv
+
+
+@pytest.mark.e2e
+def test_what_a_head_run_writes_into_the_interpreter_makes_the_base_no_evidence(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """helper-24, beside f11: head's run left a ``.pth`` in the project interpreter's
+    site-packages, which every later base run ran: the base failed as head does,
+    PRE_EXISTING, freeze. The interpreter's files are noted before the runs and compared
+    after: they changed, so the base's runs are no evidence."""
+    venv = _interpreter_of_its_own(tmp_path)
+    patch_repo(repo, {"app/m.py": CODE, "tests/test_t.py": TEST},
+               {"app/m.py": BROKEN, "tests/conftest.py": PTH_PLANTER})
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    done = run_agentgate("attribute", NODE, "--base", "main", "--runs", "4", "--jobs", "2",
+                         "--repeats", "1", "--format", "json", *FREEZE, cwd=repo.path,
+                         env={**os.environ, "VIRTUAL_ENV": os.fspath(venv)})
+    extra = json.loads(done.stdout)
+    assert next(venv.glob("lib/python*/site-packages/zz_planted.pth")).is_file()
+    assert extra["freeze_allowed"] is False, extra
+    assert "interpreter's installed files changed" in extra["detail"], extra["detail"]
+    assert "zz_planted.pth" in extra["detail"]
+    assert not (repo.path / ".agentgate" / "freezes").exists()

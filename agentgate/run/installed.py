@@ -1,0 +1,69 @@
+"""The interpreter's own files, noted before the patch's code runs and compared after.
+
+A run of the patch's code can write anywhere the user can: into the project interpreter's
+``site-packages`` too, where a ``.pth`` file runs at every start, a ``pytest11`` entry point
+is a plugin every later pytest loads, and a library's module can be rewritten (helper-24,
+beside flake trial f11). Whatever runs after it with that interpreter runs what it left: in
+attribution, the base's later runs (whose failure would then be the base's); in ``check``,
+the base oracle's runs and every later check. The runs never write there themselves:
+bytecode goes to a ``PYTHONPYCACHEPREFIX`` of their own. So every folder on the
+interpreter's ``sys.path`` outside the repository is noted -- each file's size, times and
+inode (``ctime``: ``os.utime`` cannot put it back) -- and a difference afterwards makes
+what ran after it no evidence. ``__pycache__`` folders are left out: with the prefix set,
+nothing reads them. A file planted by code that ran before agentgate noted anything (the
+developer's own earlier test run) is not seen here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from agentgate.run import process
+
+Noted = dict[str, tuple[int, int, int, int]]  # path -> (size, mtime_ns, ctime_ns, inode)
+
+_PATH = "import json, sys; print(json.dumps([p for p in sys.path if p]))"
+
+
+def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path]) -> list[Path]:
+    """The folders on the interpreter's ``sys.path`` that are not in ``trees`` (the
+    repository, its worktrees, the runs' scratch): site-packages, the standard library, a
+    ``.pth`` file's folders. None when the interpreter cannot say (then nothing is noted)."""
+    try:
+        done = process.capture([python, "-c", _PATH], cwd=cwd, env=dict(env), timeout=60)
+        paths = json.loads(done.stdout) if done.returncode == 0 else []
+    except (OSError, ValueError):
+        return []
+    own = [Path(os.path.realpath(t)) for t in trees]
+    found: list[Path] = []
+    for entry in paths if isinstance(paths, list) else []:
+        path = Path(os.path.realpath(str(entry)))
+        if path.is_dir() and not any(path == t or t in path.parents or path in t.parents
+                                     for t in own):
+            found.append(path)
+    # A folder inside another one noted is noted with it.
+    return sorted({p for p in found if not any(q in p.parents for q in found)})
+
+
+def note(roots: Iterable[Path]) -> Noted:
+    noted: Noted = {}
+    for root in roots:
+        for top, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in [*names, *dirs]:
+                path = os.path.join(top, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                noted[path] = (st.st_size if name in names else 0, st.st_mtime_ns,
+                               st.st_ctime_ns, st.st_ino)
+    return noted
+
+
+def changed(before: Noted, after: Noted) -> list[str]:
+    """The paths added, removed or written between the two notes."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
