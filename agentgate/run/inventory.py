@@ -125,10 +125,5 @@ def _read(path: Path, files: tuple[str, ...]) -> Inventory | None:
 
 
 def _write(path: Path, found: Inventory) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": _FORMAT, "files": list(found.files), "nodeids": list(found.nodeids)}
-    text = json.dumps(data).encode("utf-8")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(text)
-    tmp.replace(path)
-    tamper.wrote(path, text)
+    tamper.write(path, json.dumps(data).encode("utf-8"))

@@ -274,9 +274,5 @@ def _read_at_base(path: Path) -> dict[str, str]:
 
 
 def _write_at_base(path: Path, known: Mapping[str, str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"format": _AT_BASE_FORMAT, "outcomes": dict(known)}).encode("utf-8")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(text)
-    tmp.replace(path)
-    tamper.wrote(path, text)
+    tamper.write(path, json.dumps({"format": _AT_BASE_FORMAT,
+                                   "outcomes": dict(known)}).encode("utf-8"))

@@ -32,6 +32,16 @@ def wrote(path: Path, data: bytes) -> None:
     _WRITTEN[os.path.realpath(path)] = hashlib.sha256(data).hexdigest()
 
 
+def write(path: Path, data: bytes) -> None:
+    """The one way agentgate writes a file of its state: whole (a temporary file beside it,
+    then renamed over it, so a reader never sees half of it), and noted (``wrote``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    wrote(path, data)
+
+
 def snapshot(root: Path) -> Snapshot:
     state = gitio.state_dir(root)
     found: Snapshot = {}

@@ -20,7 +20,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,11 +79,7 @@ class Analysed:
         data = json.dumps({"version": VERSION, "entries": dict(kept)},
                           separators=(",", ":")).encode()
         with contextlib.suppress(OSError):  # a cache that cannot be written is no error
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{FILE}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, self.path)
-            tamper.wrote(self.path, data)
+            tamper.write(self.path, data)
 
 
 def _read(path: Path) -> dict[str, list[Any]]:
