@@ -187,11 +187,29 @@ def _registering(root: Path, checked: RangeCheck, config: Config, graph: ImportG
     registries = gitio.cat_blobs(root, sorted(set(blobs.values())))
 
     def text(module: str) -> bytes | None:
-        blob = blobs.get(graph.modules[module])
+        path = graph.modules[module]
+        if path not in blobs:  # a module a re-export leads to: read when it does
+            blobs.update(gitio.ls_tree(root, checked.head, (path,)))
+            registries.update(gitio.cat_blobs(root, [blobs[path]] if path in blobs else []))
+        blob = blobs.get(path)
         return registries.get(blob) if blob else None
 
+    def registry(kind: str, module: str, name: str) -> bool:
+        for _hop in range(4):  # a package re-exporting what a submodule defines, and on
+            found = text(module)
+            if effects.registers(found, kind, name):
+                return True
+            package = module if graph.modules[module].endswith("__init__.py") else (
+                module.rpartition(".")[0])
+            source = effects.reexport(found, name, package)
+            split = _module_prefix(source, graph) if source else None
+            if split is None:
+                return False
+            module, name = split
+        return False
+
     return {path for path, wants in asked.items()
-            if any(effects.registers(text(m), kind, name) for kind, m, name in wants)}
+            if any(registry(kind, m, name) for kind, m, name in wants)}
 
 
 def _module_prefix(dotted: str, graph: ImportGraph) -> tuple[str, str] | None:

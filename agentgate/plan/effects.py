@@ -262,3 +262,17 @@ def _dotted(expr: ast.expr, bound: dict[str, str]) -> str | None:
     if not isinstance(expr, ast.Name) or expr.id not in bound:
         return None
     return ".".join([bound[expr.id], *reversed(parts)])
+
+
+def reexport(text: bytes | None, name: str, package: str) -> str | None:
+    """Where a module's top level imports ``name``'s first part from (``from app.registry
+    import Handler`` in ``app/__init__.py``): the dotted name it stands for, so a registry
+    re-exported by a package is judged where it is defined; None when it binds it itself."""
+    tree = pysource.parse(text)
+    if tree is None:
+        return None
+    first, _, rest = name.partition(".")
+    source = _import_bindings(tree.body, package).get(first)
+    if source is None:
+        return None
+    return f"{source}.{rest}" if rest else source

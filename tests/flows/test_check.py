@@ -375,6 +375,21 @@ def test_a_module_registering_into_another_runs_the_registrys_tests(
         assert data["exit_code"] == 1 and data["results"]["failed_ids"], data["reasons"]
 
 
+def test_a_registry_a_package_re_exports_is_judged_where_it_is_defined(repo: GitRepo) -> None:
+    """``from app import Handler``, which app/__init__.py re-exports from app.registry: the
+    subclass registers into app.registry all the same."""
+    json_handler = ("from app import Handler\n\n\nclass Json(Handler):\n    name = 'json'\n\n"
+                    "    def render(self, rows):\n        return '|'.join(rows)\n")
+    repo.files({**REGISTRY_FILES, "app/__init__.py": "from app.registry import Handler\n",
+                "app/jsonh.py": json_handler})
+    repo.commit("base")
+    repo.git("tag", "-f", "base")
+    repo.files({"app/jsonh.py": json_handler.replace("'|'", "'/'")})
+    repo.commit("patch")
+    plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
+    assert "tests/test_registry.py" in plan["tests"], plan["tests"]
+
+
 def test_package_data_read_from_elsewhere_by_its_path_runs_the_readers_tests(
     repo: GitRepo,
 ) -> None:
