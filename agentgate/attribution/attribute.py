@@ -3,20 +3,13 @@
 The test runs on the base tree (the merge-base) and on the head tree, each a detached worktree
 under the git dir, under controlled seeds (``attribution_runs``); every outcome is read from
 JUnit XML; ``attribution_verdict`` turns the outcomes into a verdict, ``attribution_report``
-into the report. Stages, in order:
-
-- swept: seeds 0..N-1 on both trees, paired by seed (determinism);
-- reverted (``--revert-code``, test absent on base): the head's test files on the base's code;
-- matched: every seed that failed anywhere re-run ``--repeats`` times on both trees with that
-  same ``PYTHONHASHSEED`` (patch dependence, and whether the seed fails every time). With
-  ``--mode matched`` alone the seeds are ``--seed`` values, else the pinned config seed.
+into the report. The stages and the order of their runs are ``stages``'s.
 
 Every tree but the base is the patch's code, and no code of the patch is alive while a base
 run runs or its outcome is read (flake trial f11): the runs go in batches of one tree, up to
 ``--jobs`` at a time (``runs.batches``), each finished -- and whatever its processes left
-killed (``run.process``) -- before the next starts; a base run's outcome is read as it ends,
-from a folder of its own made just before it started. The trees' batches alternate a few
-seeds at a time, so a slow spell of the machine still hits both trees alike.
+killed (``run.leftovers``) -- before the next starts; a base run's outcome is read as it ends,
+from a folder of its own made just before it started.
 """
 
 from __future__ import annotations
@@ -29,14 +22,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from agentgate.attribution import evidence
 from agentgate.attribution.request import CONTEXTS, MODES, FreezeRequest, Request
 from agentgate.attribution.runs import (
     ISOLATED_ENV,
     Harness,
-    Run,
     Runner,
     RunRecord,
     Tree,
@@ -44,6 +36,7 @@ from agentgate.attribution.runs import (
     isolated,
     prepare_scratch,
 )
+from agentgate.attribution.stages import Stages
 from agentgate.attribution.summary import Summary, build_result, recheck_command
 from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, decide
 from agentgate.core.errors import AgentgateError, GitError
@@ -58,7 +51,6 @@ if TYPE_CHECKING:
     from agentgate.core.config import Config
     from agentgate.core.model import Result
 
-T = TypeVar("T")
 
 
 def attribute(root: Path, config: Config, request: Request) -> Result:
@@ -237,7 +229,7 @@ def _collect(root: Path, config: Config, request: Request, base: str, head: str)
         # Entered last, so left first: every run's group is dead before its tree goes.
         session = stack.enter_context(process.Session())
         with _progress(request) as on_done:
-            stages = _Stages(
+            stages = Stages(
                 Runner(harness, trees, session), request, config, jobs, on_done,
                 lambda: _reverted_tree(stack, root, base, head, request, config, empty),
             )
@@ -287,87 +279,6 @@ def _installed_changed(before: installed.Noted, after: installed.Noted) -> str:
 def _tree(stack: ExitStack, root: Path, name: str, sha: str, nodeid: str, empty: Path) -> Tree:
     path = stack.enter_context(worktrees.using_worktree(root, sha))
     return Tree(name=name, sha=sha, path=path, inifile=find_inifile(path, nodeid, empty))
-
-
-class _Stages:
-    """The swept, reverted and matched stages, each scheduled from the ones before."""
-
-    def __init__(
-        self, runner: Runner, request: Request, config: Config, jobs: int,
-        on_done: Callable[[int, RunRecord | None], None], make_reverted: Callable[[], Tree],
-    ) -> None:
-        self.runner, self.request, self.config, self.jobs = runner, request, config, jobs
-        self.on_done = on_done
-        self.make_reverted = make_reverted
-
-    def run(self, base_has_file: bool) -> list[RunRecord]:
-        request = self.request
-        names: list[str] = [n for n in ("base", "head") if n in self.runner.trees]
-        if request.mode == "matched":
-            seeds = evidence.share(request.seeds or (self.config.pythonhashseed,),
-                                   request.shard)
-            return self._go(_matched(seeds, names, request.repeats, 0, self.jobs,
-                                     request.serial))
-        seeds = evidence.share(range(request.runs), request.shard)
-        records = self._go(_swept(seeds, names, self.jobs, request.serial))
-        if not base_has_file:
-            records += _absent(seeds)
-        if request.revert_code and _all_absent(records, "base"):
-            self.runner.trees["reverted"] = self.make_reverted()
-            records += self._go(_swept(seeds, ["reverted"], self.jobs, request.serial,
-                                       "reverted"))
-        if request.mode == "both":
-            again = sorted({r.run.seed for r in records
-                            if r.outcome.failing and r.run.tree in names})
-            alive = [n for n in names if _ran(records, n)]
-            records += self._go(_matched(again, alive, request.repeats, 1, self.jobs,
-                                         request.serial))
-        return records
-
-    def _go(self, runs: list[Run]) -> list[RunRecord]:
-        if not runs:
-            return []
-        self.on_done(len(runs), None)
-        return self.runner.run_all(runs, jobs=self.jobs, on_done=lambda r: self.on_done(0, r))
-
-
-def _swept(seeds: list[int], trees: list[str], jobs: int, serial: bool,
-           stage: str = "swept") -> list[Run]:
-    # Trees alternate ``jobs`` seeds at a time (``runs.batches``: one tree per batch) so a
-    # slow spell of the machine hits both trees alike; --serial runs one tree after the
-    # other instead.
-    if serial:
-        return [Run(t, s, stage) for t in trees for s in seeds]
-    return [Run(t, s, stage) for some in _chunks(seeds, jobs) for t in trees for s in some]
-
-
-def _matched(
-    seeds: list[int], trees: list[str], repeats: int, first: int, jobs: int, serial: bool
-) -> list[Run]:
-    attempts = range(first, first + repeats)
-    if serial:
-        return [Run(t, s, "matched", a) for t in trees for s in seeds for a in attempts]
-    pairs = [(s, a) for s in seeds for a in attempts]
-    return [Run(t, s, "matched", a) for some in _chunks(pairs, jobs) for t in trees
-            for s, a in some]
-
-
-def _chunks(items: list[T], size: int) -> list[list[T]]:
-    return [items[i:i + max(1, size)] for i in range(0, len(items), max(1, size))]
-
-
-def _absent(seeds: list[int]) -> list[RunRecord]:
-    why = "the test's file does not exist on base"
-    return [RunRecord(Run("base", s, "swept"), Outcome.NOT_COLLECTED, why, 0.0) for s in seeds]
-
-
-def _all_absent(records: list[RunRecord], tree: str) -> bool:
-    mine = [r for r in records if r.run.tree == tree]
-    return bool(mine) and all(r.outcome is Outcome.NOT_COLLECTED for r in mine)
-
-
-def _ran(records: list[RunRecord], tree: str) -> bool:
-    return any(r.outcome.ran for r in records if r.run.tree == tree)
 
 
 def _reverted_tree(

@@ -567,7 +567,8 @@ def test_xdist_is_turned_off_the_way_the_project_needs(
 def test_runs_go_in_batches_of_one_tree_that_alternate() -> None:
     """No code of the patch runs beside a base run (flake trial f11); the trees still
     alternate a few seeds at a time."""
-    from agentgate.attribution.attribute import _matched, _swept
+    from agentgate.attribution.stages import matched as _matched
+    from agentgate.attribution.stages import swept as _swept
 
     swept = _swept([0, 1, 2, 3, 4], ["base", "head"], 2, False)
     assert [[(r.tree, r.seed) for r in b] for b in batches(swept, 2)] == [
