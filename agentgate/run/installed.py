@@ -26,6 +26,7 @@ from agentgate.run import process
 Noted = dict[str, tuple[int, int, int, int]]  # path -> (size, mtime_ns, ctime_ns, inode)
 
 _PATH = "import json, sys; print(json.dumps([p for p in sys.path if p]))"
+_SITE_FOLDERS = ("site-packages", "dist-packages")
 
 
 def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path]) -> list[Path]:
@@ -44,15 +45,21 @@ def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path
         if path.is_dir() and not any(path == t or t in path.parents or path in t.parents
                                      for t in own):
             found.append(path)
-    # A folder inside another one noted is noted with it.
-    return sorted({p for p in found if not any(q in p.parents for q in found)})
+    return sorted(set(found))
 
 
 def note(roots: Iterable[Path]) -> Noted:
+    """Every file and folder under ``roots``, but ``__pycache__`` folders and a
+    ``site-packages`` that is no root itself (a virtualenv's base interpreter keeps its own
+    in its standard library's folder: 40,000 files no run of the venv reads)."""
+    roots = list(roots)
     noted: Noted = {}
     for root in roots:
         for top, dirs, names in os.walk(root):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            # A folder that is a root of its own is walked as one (the standard library's
+            # folder holds the interpreter's own site-packages).
+            dirs[:] = [d for d in dirs if d != "__pycache__" and Path(top, d) not in roots
+                       and d not in _SITE_FOLDERS]
             for name in [*names, *dirs]:
                 path = os.path.join(top, name)
                 try:
