@@ -32,9 +32,12 @@ _SITE_FOLDERS = ("site-packages", "dist-packages")
 def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path]) -> list[Path]:
     """The folders on the interpreter's ``sys.path`` that are not in ``trees`` (the
     repository, its worktrees, the runs' scratch): site-packages, the standard library, a
-    ``.pth`` file's folders. None when the interpreter cannot say (then nothing is noted)."""
+    ``.pth`` file's folders. None when the interpreter cannot say (then nothing is noted).
+    Asked in isolated mode (``-I``): with the tree on ``PYTHONPATH`` or in the working
+    folder, a ``json.py`` of the patch's would run, before anything is noted."""
     try:
-        done = process.capture([python, "-c", _PATH], cwd=cwd, env=dict(env), timeout=60)
+        done = process.capture([python, "-I", "-c", _PATH], cwd=cwd, env=dict(env),
+                               timeout=60)
         paths = json.loads(done.stdout) if done.returncode == 0 else []
     except (OSError, ValueError):
         return []
