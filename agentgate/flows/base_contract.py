@@ -32,6 +32,7 @@ from agentgate.core.config import (
 )
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
+from agentgate.flows import test_side
 from agentgate.flows.check_results import ids_text
 from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
@@ -129,7 +130,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
                         for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
-    helpers, helped = test_side_helpers(root, checked, tests)
+    helpers, helped = test_side_helpers(root, checked, tests, plugins)
     support = tuple(sorted({*support, *helpers}))
     # A changed helper or data file of a test root may rewrite any base test of that root
     # (red-team, helper-8: a weakened assertion helper, expected values moved with the code,
@@ -340,7 +341,11 @@ def _plugins_named(root: Path, names: list[str], base_paths: Callable[[], dict[s
     if not names:
         return set()
     plugins = harness.plugin_files(names, base_paths(), config.sources)
-    return plugins | _helpers_of(root, config, merge_base, plugins) if plugins else plugins
+    if not plugins:
+        return plugins
+    tests = TestFiles(config, pytest_python_files(
+        gitio.read_many_at(root, merge_base, list(PYTEST_CONFIG_FILES))))
+    return plugins | _test_side(root, config, merge_base, tests, plugins).plugin_helpers()
 
 
 def _plugin_names(root: Path, merge_base: str) -> list[str]:
@@ -361,98 +366,53 @@ def warm(root: Path, checked: RangeCheck) -> None:
     """What the judgement after the runs reads of the base and caches, read now: the runs
     may not see agentgate write its state (``run.tamper``), and the base's import graph for
     the plugins' and the tests' helpers is such state. Nothing when the base loads no
-    plugin and the range changes no module named for tests."""
+    plugin and the range changes no module named or written for tests."""
     mb = checked.merge_base
-    _plugins_named(root, _plugin_names(root, mb), lambda: gitio.ls_tree(root, mb),
-                   checked.config, mb)
-    test_side_helpers(root, checked, TestFiles(checked.config, checked.python_files))
+    plugins = _plugins_named(root, _plugin_names(root, mb), lambda: gitio.ls_tree(root, mb),
+                             checked.config, mb)
+    test_side_helpers(root, checked, TestFiles(checked.config, checked.python_files), plugins)
 
 
-# Words in a module's path that say it serves the tests: ``app/testing.py``,
-# ``pkg/_testing/asserts.py``, ``tests/helpers.py`` beside ``testpaths = ["tests/unit"]``,
-# ``app/factories.py``. One word of a folder or file name, split at ``_``, ``-`` and ``.``.
-_TEST_WORDS = ("fixture", "fixtures", "fake", "fakes", "mock", "mocks", "stub", "stubs",
-               "factories", "cases", "expected", "golden", "snapshots")
-
-
-def _named_for_tests(path: str) -> bool:
-    words = [w for part in path.removesuffix(".py").split("/")
-             for w in part.replace("-", "_").replace(".", "_").split("_") if w]
-    return any(w.lower().startswith("test") or w.lower() in _TEST_WORDS for w in words)
-
-
-def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles
-                      ) -> tuple[set[str], set[str]]:
-    """The changed modules outside the test roots that serve the tests, and the base's test
-    files they serve. Such a module is named for tests (``_named_for_tests``) and, at the
-    base, only test-side code imports it: test files, conftests, or other such modules. A
-    test's helper is the base's too, wherever it lives (red-team round 4: an assertion
-    helper in ``app/testing.py``, ``tests/helpers.py`` above ``testpaths``, each loosened
-    with the bug): the base forms of the test files it serves run with it as at the base.
-    A module the code under test imports is code, whatever its name."""
-    config = checked.config
-    named = sorted({p for c in checked.changes for p in c.paths
-                    if p.endswith(".py") and not tests.match(p) and not under_any(
-                        p, config.tests) and posixpath.basename(p) != harness.CONFTEST
-                    and _named_for_tests(p)})
-    if not named:
+def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,
+                      plugins: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+    """The changed modules outside the test roots that are test-side at the base
+    (``flows.test_side``), and the base's test files they serve. A test's helper is the
+    base's too, wherever it lives (red-team round 4: an assertion helper in
+    ``app/testing.py``, ``tests/helpers.py`` above ``testpaths``, each loosened with the
+    bug): the base forms of the test files it serves run with it as at the base."""
+    config, mb = checked.config, checked.merge_base
+    changed = sorted({p for c in checked.changes for p in c.paths
+                      if p.endswith(".py") and not tests.match(p) and not under_any(
+                          p, config.tests) and posixpath.basename(p) != harness.CONFTEST})
+    if not changed:
         return set(), set()
-    from agentgate.graph import build as graph_build
-
-    graph = graph_build.build(root, config, checked.merge_base)
-    by_path = {path: name for name, path in graph.modules.items()}
-
-    def test_side(name: str) -> bool:
-        path = graph.modules.get(name, "")
-        return bool(path) and (
-            under_any(path, config.tests) or posixpath.basename(path) == harness.CONFTEST
-            or _named_for_tests(path))
-
+    read = test_side.base_text(root, mb, prefetch=[p for p in changed
+                                                    if not test_side.named_for_tests(p)])
+    if not any(test_side.named_for_tests(p) or test_side.acts_for_tests(read(p))
+               for p in changed):
+        return set(), set()  # the base's graph is built only when a candidate changed
+    side = _test_side(root, config, mb, tests, plugins, read)
     helpers: set[str] = set()
     helped: set[str] = set()
-    for path in named:
-        module = by_path.get(path)
-        if module is None:
-            continue  # new at head: no base test can use it
-        # Every module that reaches it, through importers that serve the tests only.
-        reached, todo, pure = {module}, [module], True
-        while todo and pure:
-            for importer in graph.importers.get(todo.pop(), ()):
-                if not test_side(importer):
-                    pure = False
-                    break
-                if importer not in reached:
-                    reached.add(importer)
-                    todo.append(importer)
-        files = {graph.modules[m] for m in reached if m in graph.modules}
-        if pure and files - {path}:
+    for path in changed:
+        module = side.module(path)
+        users = None if module is None else side.users(module)  # None: new at head, or code
+        if users is None:
+            continue
+        served = side.served(users)
+        if served:
             helpers.add(path)
-            helped |= {f for f in files if tests.match(f)}
+            helped |= served
     return helpers, helped
 
 
-def _helpers_of(root: Path, config: Config, merge_base: str, plugins: set[str]) -> set[str]:
-    """The modules the plugins import that only test-side code imports (tests, conftests,
-    the plugins themselves): the plugins' helpers, harness like them (red-team round 4: the
-    check in ``app/checks.py`` that ``app/testing.py``'s fixture calls was loosened with
-    the bug). A module the code under test imports too is code."""
+def _test_side(root: Path, config: Config, merge_base: str, tests: TestFiles,
+               plugins: Iterable[str], read: Callable[[str], str | None] | None = None
+               ) -> test_side.TestSide:
     from agentgate.graph import build as graph_build
 
-    graph = graph_build.build(root, config, merge_base)
-    tests = TestFiles(config, pytest_python_files(
-        gitio.read_many_at(root, merge_base, list(PYTEST_CONFIG_FILES))))
-    by_path = {path: name for name, path in graph.modules.items()}
-    test_side = {name for name, path in graph.modules.items()
-                 if path in plugins or tests.match(path)
-                 or posixpath.basename(path) == harness.CONFTEST}
-    found = set()
-    for plugin in plugins:
-        for target in graph.imports.get(by_path.get(plugin, ""), ()):
-            path = graph.modules.get(target)
-            if (path is not None and not path.endswith("__init__.py") and path not in plugins
-                    and set(graph.importers.get(target, ())) <= test_side):
-                found.add(path)
-    return found
+    return test_side.TestSide(graph_build.build(root, config, merge_base), config, tests,
+                              plugins, read or test_side.base_text(root, merge_base))
 
 
 def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:

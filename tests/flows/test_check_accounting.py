@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentgate.flows import base_contract
 from agentgate.flows import check as checkrun
+from agentgate.flows import test_side
 from tests.support.chain_app import commit
 from tests.support.git_repo import GitRepo
 
@@ -199,6 +199,8 @@ HELPER_HOMES = {
     "above-testpaths": ({"pyproject.toml": '[tool.pytest.ini_options]\n'
                          'testpaths = ["tests/unit"]\n', "tests/unit/__init__.py": ""},
                         "tests/helpers.py", "tests.helpers", "tests/unit/test_helped.py"),
+    # named like code, written for the tests: it defines an ``assert...`` function
+    "named-like-code": ({}, "app/asserts.py", "app.asserts", "tests/test_helped.py"),
 }
 
 
@@ -249,6 +251,39 @@ def test_a_module_named_for_tests_that_the_code_imports_is_code(chain: GitRepo) 
     assert not (data["results"]["base_oracle"] or {}).get("ran"), data["results"]
 
 
+def test_a_helper_a_conftest_hands_out_serves_the_tests_under_it(chain: GitRepo) -> None:
+    """The test takes the helper from a conftest fixture and imports nothing of it: the
+    helper, which raises ``AssertionError`` itself, serves every test file under that
+    conftest, and is loosened with the bug."""
+    checker = ("def loud_ok(word, expected):\n    if word != expected:\n"
+               "        raise AssertionError(word)\n")
+    chain.files({"app/loud.py": LOUD, "app/verify.py": checker,
+                 "tests/conftest.py": "import pytest\n\nfrom app.verify import loud_ok\n\n\n"
+                                      "@pytest.fixture\ndef ok():\n    return loud_ok\n",
+                 "tests/test_helped.py": "from app.loud import loud\n\n\n"
+                                         "def test_helped(ok):\n    ok(loud('a'), 'A!')\n"})
+    chain.commit("a helper handed out by a fixture")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                   "app/verify.py": checker.replace("raise AssertionError(word)", "pass")})
+    data = check_json(chain)
+    assert _rewritten(data) == ["tests/test_helped.py"], data["reasons"]
+
+
+@pytest.mark.parametrize(("text", "acts"), [
+    ("import pytest\n", True), ("from unittest import mock\n", True),
+    ("import hypothesis.strategies as st\n", True),
+    ("def assert_total(cart, total):\n    pass\n", True),
+    ("class Checks:\n    def assertPrice(self, p):\n        pass\n", True),
+    ("def ok(x):\n    if not x:\n        raise AssertionError(x)\n", True),
+    ("def mul(a, b):\n    assert isinstance(a, int)\n    return a * b\n", False),
+    ("from .unittest import runner\n", False), ("import pytesting\n", False),
+    ("def f(:\n", False), (None, False),
+])
+def test_modules_written_for_tests(text: str | None, acts: bool) -> None:
+    assert test_side.acts_for_tests(text) is acts
+
+
 @pytest.mark.parametrize(("path", "named"), [
     ("app/testing.py", True), ("pkg/_testing/asserts.py", True), ("tests/helpers.py", True),
     ("app/test_utils.py", True), ("app/factories.py", True), ("app/cases.py", True),
@@ -256,7 +291,7 @@ def test_a_module_named_for_tests_that_the_code_imports_is_code(chain: GitRepo) 
     ("app/calc.py", False),
 ])
 def test_modules_named_for_tests(path: str, named: bool) -> None:
-    assert base_contract._named_for_tests(path) is named
+    assert test_side.named_for_tests(path) is named
 
 
 HELPERS = ("import unittest\n\nfrom app.util import shout\n\n\n"

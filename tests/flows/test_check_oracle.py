@@ -483,6 +483,11 @@ LOADED = {
     "helper": ({"conftest.py": "pytest_plugins = ['app.testing']\n",
                 "app/testing.py": "from app.checks import *  # noqa: F403\n"},
                "app/checks.py"),
+    # and what that helper imports that is written for the tests (it imports pytest)
+    "helper-of-helper": ({"conftest.py": "pytest_plugins = ['app.testing']\n",
+                          "app/testing.py": "from app.checks import *  # noqa: F403\n",
+                          "app/checks.py": "from app.swallow import *  # noqa: F403\n"},
+                         "app/swallow.py"),
 }
 
 
