@@ -40,6 +40,7 @@ from agentgate.attribution.stages import Stages
 from agentgate.attribution.summary import Summary, build_result, recheck_command
 from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, decide
 from agentgate.core.errors import AgentgateError, GitError
+from agentgate.core.text import listed
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
 from agentgate.run import installed, interp, process
@@ -271,7 +272,7 @@ def _installed_changed(before: installed.Noted, after: installed.Noted) -> str:
     found = installed.changed(before, after)
     if not found:
         return ""
-    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    shown = listed(found, 3)
     return (f"the interpreter's installed files changed while the test ran ({shown}): a run "
             "wrote into them, so its runs are no evidence; reinstall the environment")
 

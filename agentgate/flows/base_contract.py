@@ -32,8 +32,8 @@ from agentgate.core.config import (
 )
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
+from agentgate.core.text import listed
 from agentgate.flows import test_side
-from agentgate.flows.check_results import ids_text
 from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
@@ -493,7 +493,7 @@ def skipped_by_code(root: Path, checked: RangeCheck, asked: list[str], ok: froze
     out: list[Reason] = []
     for test, ids in _by_test(n for n in ran if n not in ok).items():
         what = (f"{ids[0]} {at_base.outcomes[ids[0]]}" if len(ids) == 1 else
-                f"{test}: {len(ids)} cases ({ids_text(ids, 3)}) ran")
+                f"{test}: {len(ids)} cases ({listed(ids, 3)}) ran")
         out.append(Reason(
             "skipped-by-code", Verdict.BLOCKED,
             f"{what} on the base and is skipped or xfailed at head, though its base form is "
@@ -554,7 +554,7 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
               for j in found.rewritten if j.nodeid in ok]
     for test, ids in _by_test(found.harness_hidden).items():
         what = (f"{ids[0]} fails" if len(ids) == 1
-                else f"{test}: {len(ids)} cases ({ids_text(ids, 3)}) fail")
+                else f"{test}: {len(ids)} cases ({listed(ids, 3)}) fail")
         out.append(Reason("harness-hid-failure", Verdict.BLOCKED, f"{what} under the base's "
                           "harness on head's code but not under the patch's harness",
                           path=_file(test)))
@@ -579,7 +579,7 @@ def _suppressed(judged: list[suppress.Judged]) -> list[Reason]:
                            f"ran as {_case(first.stand_in)})")
         else:
             detail = (f"{test}: {len(cases)} cases fail in their base form on head's code "
-                      f"({ids_text([j.nodeid for j in cases], 3)}; the first: {first.failure}) and "
+                      f"({listed([j.nodeid for j in cases], 3)}; the first: {first.failure}) and "
                       f"the patch hid them: {head} at head")
         out.append(Reason("suppressed-failure", Verdict.BLOCKED, detail, path=_file(test)))
     return out

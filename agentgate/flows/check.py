@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentgate.core.config import PYTEST_CONFIG_FILES, Config, pytest_doctests
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict, worst
-from agentgate.flows.check_results import ids_text
+from agentgate.core.text import listed
 from agentgate.gate import checks as gate
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
@@ -565,7 +565,7 @@ def _installed_changed(paths: list[str]) -> list[Reason]:
     after (the base oracle's runs, every later check) ran what it left there."""
     if not paths:
         return []
-    shown = ids_text(paths, 3)
+    shown = listed(paths, 3)
     return [Reason("interpreter-tampered", Verdict.BLOCKED, "the project interpreter's "
                    f"installed files changed while the patch's code ran ({shown}): what ran "
                    "after it, and every later run of that interpreter, runs what it left "
@@ -577,7 +577,7 @@ def _tampered(paths: list[str]) -> list[Reason]:
     (``run.tamper``): what was read from it afterwards cannot be trusted."""
     if not paths:
         return []
-    shown = ids_text(paths, 3)
+    shown = listed(paths, 3)
     return [Reason("state-tampered", Verdict.BLOCKED, f"agentgate's own state under "
                    f".git/agentgate changed while the patch's code ran ({shown}), not by "
                    "agentgate: what it read from there afterwards cannot be trusted; remove "
@@ -591,7 +591,7 @@ def _uncommitted(root: Path) -> list[str]:
     paths = gitio.uncommitted(root)
     if not paths:
         return []
-    shown = ids_text(paths, 3)
+    shown = listed(paths, 3)
     return [f"not checked: uncommitted changes to {len(paths)} tracked file(s) ({shown}); "
             "check judges the range's commits: commit them to have them checked"]
 
@@ -680,7 +680,7 @@ def _without_leakers(
     alone = band.run_band(root, planned.range.config, tree, dataclasses.replace(
         spec, selection=rest, shadow=False, property_band=()), frozen, display=display)
     alone, uncovered = _frozen_cases(root, planned, alone, frozen)
-    told = (f" (run without {ids_text(sorted(leakers - {''}), 3)}, which left "
+    told = (f" (run without {listed(sorted(leakers - {''}), 3)}, which left "
             "state changed)")
     return [dataclasses.replace(r, detail=r.detail + told)
             for r in [*checkrun_results.run_reasons(alone, rest), *uncovered]]

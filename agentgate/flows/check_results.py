@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agentgate.core.model import Reason, Verdict
+from agentgate.core.text import listed
 from agentgate.run.progress import run_name
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
         reasons.append(Reason(
             "shadow-missed", Verdict.FAILED,
             f"the full suite failed {len(missed)} test(s) the band did not select "
-            f"({ids_text(missed)}): the planner missed a dependency", path=_first_file(missed),
+            f"({listed(missed)}): the planner missed a dependency", path=_first_file(missed),
         ))
     return reasons
 
@@ -51,7 +52,7 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
 def _accounting_reason(problem: accounting.Problem) -> Reason:
     """A test agentgate selected that produced no outcome it recorded, or one the harness
     reported as other than what happened (issue 11)."""
-    detail = problem.detail + (f": {ids_text(problem.nodeids)}" if problem.nodeids else "")
+    detail = problem.detail + (f": {listed(problem.nodeids)}" if problem.nodeids else "")
     return Reason(problem.code, problem.verdict, detail, path=_first_file(problem.nodeids))
 
 
@@ -66,7 +67,7 @@ def _failure_detail(run: band.RunResult) -> str:
         return f"the {_named(run)} run was stopped at the time limit ({run.duration:.0f} s)"
     if run.failed_ids:
         return (f"{len(run.failed_ids)} test(s) failed in the {_named(run)}: "
-                f"{ids_text(run.failed_ids)}")
+                f"{listed(run.failed_ids)}")
     return f"pytest exited {run.exit_code} in the {_named(run)} without a test failure " \
            "(usage, collection or internal error; see the output)"
 
@@ -78,17 +79,10 @@ def _named(run: band.RunResult) -> str:
 
 def _property_detail(run: band.RunResult) -> str:
     what = "timed out" if run.timed_out else (
-        f"failed ({ids_text(run.failed_ids)})" if run.failed_ids
+        f"failed ({listed(run.failed_ids)})" if run.failed_ids
         else f"errored (exit {run.exit_code})")
     return f"property band {what} with --hypothesis-seed={run.seed}; it is never retried on " \
            "another seed: reproduce with that seed and fix the code or the property"
-
-
-def ids_text(ids: Iterable[str], limit: int = 5) -> str:
-    """The first ``limit`` node ids, and how many more."""
-    ids = list(ids)
-    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
-    return ", ".join(ids[:limit]) + more
 
 
 def _first_file(ids: Iterable[str]) -> str | None:

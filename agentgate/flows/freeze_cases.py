@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentgate.core.model import Reason, Verdict
 from agentgate.core.paths import function_id
-from agentgate.flows.check_results import ids_text
+from agentgate.core.text import listed
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.run import oracle
@@ -87,7 +87,7 @@ def _detail(function: str, ids: list[str], outcomes: dict[str, str]) -> str:
     if len(ids) == 1:
         what = f"{ids[0]} failed and {_said(ids[0], outcomes)} at the base"
     else:
-        shown = ids_text([f"{n} {_said(n, outcomes)}" for n in ids], 3)
+        shown = listed([f"{n} {_said(n, outcomes)}" for n in ids], 3)
         what = f"{len(ids)} cases of {function} failed that do not fail at the base ({shown})"
     return (f"{what}; the freeze of {function} covers only its cases that fail at the base "
             "too")

@@ -19,6 +19,7 @@ from agentgate.core.config import Config
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Reason, Verdict
 from agentgate.core.paths import is_test_file, under_any
+from agentgate.core.text import listed
 from agentgate.gate import manifest
 
 # Files whose whole content is trust. pytest reads its own configuration files at any depth
@@ -238,15 +239,15 @@ def snapshot_update(trusted: list[TrustChange], others: list[str], config: Confi
 def _mixed(trusted: list[TrustChange], others: list[str], commit: str | None) -> list[Reason]:
     if not others:
         return []
-    listed = ", ".join(f"{t.path} ({t.why})" for t in trusted)
-    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    named = ", ".join(f"{t.path} ({t.why})" for t in trusted)
+    shown = listed(others)
     return [
         Reason(
             code="trust-mixed",
             verdict=Verdict.BLOCKED,
             path=trusted[0].path,
             commit=commit,
-            detail=f"trust file {listed} changed together with {shown}; commit the trust "
+            detail=f"trust file {named} changed together with {shown}; commit the trust "
             "change on its own, as a human, and the code in another commit",
         )
     ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from agentgate.core.config import Config, option_words, pytest_option
 from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
+from agentgate.core.text import listed
 from agentgate.graph.types import ImportGraph, module_name
 from agentgate.plan import harness
 from agentgate.plan.deps import dependency_reasons
@@ -526,9 +527,8 @@ def _touches_code(impact: _Impact) -> bool:
 def _notes(impact: _Impact, graph: ImportGraph) -> list[str]:
     notes = list(graph.notes)
     if impact.inert:
-        shown = ", ".join(sorted(impact.inert)[:5])
-        more = f" and {len(impact.inert) - 5} more" if len(impact.inert) > 5 else ""
-        notes.append(f"impacts no test (outside sources and tests): {shown}{more}")
+        notes.append(f"impacts no test (outside sources and tests): "
+                     f"{listed(sorted(impact.inert))}")
     if graph.escalations and not _touches_code(impact):
         notes.append(f"{len(graph.escalations)} graph escalation(s) ignored: no code changed")
     return notes

@@ -30,6 +30,8 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentgate.core.text import listed
+
 COLLECTION = ""  # the "node id" of what collection left changed
 PROMOTE_CODE = "state-leak"
 
@@ -147,10 +149,9 @@ def new(leaks: Mapping[str, Mapping[str, str]], base: frozenset[str] | None) -> 
     """One line per test (or collection) that leaks what the base did not."""
     lines = []
     for nodeid, keys in fresh(leaks, base).items():
-        what = ", ".join(f"{k} = {v}" for k, v in list(keys.items())[:3])
-        more = f" and {len(keys) - 3} more" if len(keys) > 3 else ""
+        what = listed((f"{k} = {v}" for k, v in keys.items()), 3)
         who = "collection" if nodeid == COLLECTION else nodeid
-        lines.append(f"{who} leaves {what}{more} changed for the tests after it")
+        lines.append(f"{who} leaves {what} changed for the tests after it")
     return lines
 
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from agentgate.core.text import listed
 from agentgate.witness import bindings, purity
 from agentgate.witness.bindings import Module, Reads, Statement
 from agentgate.witness.blocks import READ
@@ -149,7 +150,7 @@ def _reading(where: str, reads: Reads, names: frozenset[str] | set[str],
         # level: a changed name)" named none of them.
         may = sorted({*(spelled if reads.dynamic_modules and unseen else ()),
                       *(members if reads.dynamic else ())})
-        shown = ", ".join(may[:3]) + (f" and {len(may) - 3} more" if len(may) > 3 else "")
+        shown = listed(may, 3)
         return f"{where} reads names it computes, which may be a changed one ({shown})"
     return None
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from agentgate.core.config import Config
 from agentgate.core.paths import function_id, under, under_any
+from agentgate.core.text import listed
 from agentgate.git import gitio
 from agentgate.run import interp
 from agentgate.witness import ambient, impact, presence, record, shadow
@@ -233,7 +234,7 @@ def _env_changes(then: object, now: list[str]) -> str:
         added, gone = sorted(set(now) - set(then)), sorted(set(then) - set(now))
         said = [f"+{d}" for d in added] + [f"-{d}" for d in gone]
         if said:
-            shown = ", ".join(said[:6]) + (f" and {len(said) - 6} more" if len(said) > 6 else "")
+            shown = listed(said, 6)
             what = f"installed packages differ from the recording's ({shown})"
         else:
             what = "the interpreter differs from the recording's"
