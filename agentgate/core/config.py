@@ -109,6 +109,9 @@ class Config:
     # lists (issue 11 item 8). None: no signature is required.
     trust_signers: str | None = None
     has_section: bool = False  # whether [tool.agentgate] exists at all
+    # pytest's ``testpaths`` is unset, so pytest collects test modules anywhere under the
+    # root, whatever ``tests`` says (``core.paths.TestFiles``); set by ``load``
+    collect_anywhere: bool = False
     # pytest-xdist for the band and the full suite: "auto", a worker count, or 0 (never)
     workers: int | str = "auto"
 
@@ -157,9 +160,11 @@ def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None =
     data = parse_toml(pyproject_text, where=PYPROJECT)
     tool = data.get("tool", {})
     section = tool.get("agentgate") if isinstance(tool, dict) else None
+    testpaths = pytest_testpaths(read, data)
     defaults: dict[str, Any] = {
-        "tests": _default_tests(read, data),
+        "tests": tuple(_norm(p) for p in testpaths) or _detect_tests(root),
         "sources": _detect_sources(root),
+        "collect_anywhere": not testpaths,
     }
     if section is None:
         return Config(root=root, **defaults)
@@ -300,9 +305,14 @@ def _norm(value: str) -> str:
     return text.rstrip("/") or "."
 
 
-def _default_tests(read: Reader, pyproject: dict[str, Any]) -> tuple[str, ...]:
-    paths = pytest_testpaths(read, pyproject)
-    return tuple(_norm(p) for p in paths) if paths else ("tests",)
+# Where a project keeps its tests when pytest's ``testpaths`` does not say (new-user trial:
+# tabulate's ``test/``; with ``tests`` for the only root its helpers and data were code).
+_TEST_FOLDERS = ("tests", "test", "testing")
+
+
+def _detect_tests(root: Path) -> tuple[str, ...]:
+    found = tuple(name for name in _TEST_FOLDERS if (root / name).is_dir())
+    return found or ("tests",)
 
 
 def _detect_sources(root: Path) -> tuple[str, ...]:

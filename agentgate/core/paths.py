@@ -10,13 +10,16 @@ and git's own pathspec ``.`` means everything, so ``.`` means everything everywh
 
 The test-file rule is what pytest collects under agentgate's configuration, because
 agentgate's job is to run what pytest runs: a ``.py`` file under a test root (pytest's
-``testpaths``, which ``tests`` defaults to), whose name matches pytest's ``python_files``
-(``test_*.py`` and ``*_test.py`` when the configuration names none), and not under a fixture
-folder (fixtures are data the tests read, recorded in the manifest, not tests). This is the
-answer where the old copies disagreed: ``src/test_foo.py`` is not a test file when the test
-roots are ``["tests"]`` (pytest run from the root with ``testpaths`` never collects it), and
-``tests/fixtures/test_data.py`` is not one either (it is fixture data). A pattern holding a
-``/`` matches the whole path, as pytest's ``fnmatch_ex`` does.
+``testpaths``, which ``tests`` defaults to) or, where ``testpaths`` is unset, anywhere
+pytest's default ``norecursedirs`` lets it look (pytest then collects from the root: tabulate's
+``test/``, pyflakes' ``pyflakes/test/``, a ``docs/`` example pytest's ``python_files`` names),
+whose name matches pytest's ``python_files`` (``test_*.py`` and ``*_test.py`` when the
+configuration names none), and not under a fixture folder (fixtures are data the tests read,
+recorded in the manifest, not tests). So ``src/test_foo.py`` is not a test file when
+``testpaths = ["tests"]`` (pytest never collects it) and is one without ``testpaths``, and
+``tests/fixtures/test_data.py`` is never one (it is fixture data). A pattern holding a ``/``
+matches the whole path, as pytest's ``fnmatch_ex`` does. The test *roots* (``tests``) are
+something else: the folders whose other files are the tests' helpers and data.
 
 ``function_id(nodeid)``: the one rule for a node id without its parameters.
 """
@@ -29,6 +32,11 @@ from collections.abc import Iterable
 from typing import Protocol
 
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's own default for python_files
+# A folder pytest's default ``norecursedirs`` never enters, as a path's component (``.*``,
+# ``venv``, ``build``, ``dist``, ``*.egg``, ``node_modules``, ``_darcs``, ``CVS``, ``{arch}``):
+# where pytest collects anywhere, a test module inside one is no test.
+_NOT_RECURSED = re.compile(r"(?:^|/)(?:\.[^/]*|venv|build|dist|[^/]*\.egg|node_modules|_darcs"
+                           r"|CVS|\{arch\})/")
 WHOLE_REPO = (".", "")
 
 
@@ -40,6 +48,9 @@ class Layout(Protocol):
 
     @property
     def fixtures(self) -> tuple[str, ...]: ...
+
+    @property
+    def collect_anywhere(self) -> bool: ...
 
 
 def function_id(nodeid: str) -> str:
@@ -66,7 +77,7 @@ class TestFiles:
     __test__ = False  # not a pytest test class, whatever its name
 
     def __init__(self, layout: Layout, patterns: tuple[str, ...] = DEFAULT_PYTHON_FILES) -> None:
-        self.roots = _prefixes(layout.tests)
+        self.roots = None if layout.collect_anywhere else _prefixes(layout.tests)
         self.fixtures = _prefixes(layout.fixtures)
         patterns = patterns or DEFAULT_PYTHON_FILES
         names = [fnmatch.translate(p) for p in patterns if "/" not in p]
@@ -78,6 +89,8 @@ class TestFiles:
         if not path.endswith(".py") or not _starts(path, self.roots):
             return False
         if _starts(path, self.fixtures):
+            return False
+        if self.roots is None and _NOT_RECURSED.search(path):
             return False
         name = path.rpartition("/")[2]
         return bool((self.name_re and self.name_re.match(name))

@@ -12,7 +12,7 @@ import bisect
 import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from agentgate.core.config import Config, option_words, pytest_option
 from agentgate.core.model import DELETED, RENAMED, Change, Reason, Verdict
@@ -121,12 +121,8 @@ def test_files(config: Config, pytest_head: Mapping[str, str | None], graph: Imp
     not say where it collects, wherever pytest finds them in the whole tree (pyflakes keeps
     its tests in ``pyflakes/test/``: with ``tests`` for the only root a plan found no test
     for any patch, ran nothing and passed). Fixture folders hold none."""
-    matchers = [TestFiles(config, patterns)]
-    if not pytest_option(pytest_head, "testpaths"):
-        matchers.append(TestFiles(replace(config, tests=(".",)), patterns))
-    skipped = _NotRecursed(pytest_head)
-    return {p for p in graph.modules.values()
-            if any(m.match(p) for m in matchers) and not skipped(p)}
+    tests, skipped = TestFiles(config, patterns), _NotRecursed(pytest_head)
+    return {p for p in graph.modules.values() if tests.match(p) and not skipped(p)}
 
 
 # pytest's own ``norecursedirs`` when the configuration sets none.

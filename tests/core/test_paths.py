@@ -124,10 +124,14 @@ def test_link_to_the_repository_root_is_a_link_into_code() -> None:
 # --- through the real code paths, on real repositories ----------------------------------------
 
 
+# pytest collects under ``testpaths`` only: src/test_foo.py is never collected.
+TESTPATHS = {"pytest.ini": "[pytest]\ntestpaths = tests\n"}
+
+
 @pytest.fixture
 def fixtured(app_repo: GitRepo) -> GitRepo:
     app_repo.files({"tests/fixtures/rates.json": '{"standard": 0.2}\n',
-                    "src/test_foo.py": "def test_foo():\n    pass\n"})
+                    "src/test_foo.py": "def test_foo():\n    pass\n", **TESTPATHS})
     proc = run_agentgate("fixtures", "record", cwd=app_repo.path)
     assert proc.returncode == 0, proc.stderr
     app_repo.commit("fixtures and manifest")
@@ -162,6 +166,17 @@ def test_a_collected_test_excuses_a_fixture_change(fixtured: GitRepo) -> None:
     assert _codes(fixtured, base, head) == []
 
 
+def test_without_testpaths_a_test_module_anywhere_is_collected(fixtured: GitRepo) -> None:
+    """New-user trial (tabulate's ``test/``): without ``testpaths`` pytest collects from the
+    root, so src/test_foo.py is a test file, for the gate as for pytest."""
+    fixtured.write("pytest.ini", "[pytest]\n")
+    fixtured.commit("pytest collects from the root")
+    base, head = _move_fixture_with(fixtured, "src/test_foo.py")
+    assert _codes(fixtured, base, head) == []
+    base, head = _move_fixture_with(fixtured, ".venv/lib/test_foo.py")  # never collected
+    assert _codes(fixtured, base, head) == ["fixture-without-test"]
+
+
 def test_a_fixture_folder_test_name_cannot_excuse_a_fixture_change(fixtured: GitRepo) -> None:
     base, head = _move_fixture_with(fixtured, "tests/fixtures/test_data.py")
     assert "fixture-without-test" in _codes(fixtured, base, head)
@@ -177,7 +192,8 @@ def test_the_gate_reads_python_files_from_the_base(fixtured: GitRepo) -> None:
 
 
 def test_witness_patch_uses_the_one_rule_with_the_heads_python_files(app_repo: GitRepo) -> None:
-    old = app_repo.sha()
+    app_repo.files(TESTPATHS)
+    old = app_repo.commit("pytest collects under tests/")
     app_repo.files({
         "tests/test_new.py": "def test_new():\n    pass\n",
         "tests/fixtures/test_data.py": "VALUE = 1\n",  # the old witness rule: a test file
@@ -187,7 +203,7 @@ def test_witness_patch_uses_the_one_rule_with_the_heads_python_files(app_repo: G
     config = gate.config_at(app_repo.path, new)
     assert compute(app_repo.path, old, new, config, set()).test_files == {
         "tests/test_new.py": "added"}
-    app_repo.write("pytest.ini", "[pytest]\npython_files = check_*.py\n")
+    app_repo.write("pytest.ini", "[pytest]\ntestpaths = tests\npython_files = check_*.py\n")
     app_repo.write("tests/check_new.py", "def test_checked():\n    pass\n")
     head = app_repo.commit("pytest collects check_*.py")
     assert compute(app_repo.path, old, head, config, set()).test_files == {
