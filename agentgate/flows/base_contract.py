@@ -38,7 +38,7 @@ from agentgate.gate import agents, govern, trust
 from agentgate.gate.checks import RangeCheck
 from agentgate.git import gitio
 from agentgate.graph.types import module_name
-from agentgate.plan import harness
+from agentgate.plan import harness, planner
 from agentgate.run import docexamples, inventory, oracle, suppress
 from agentgate.run.band import BandReport
 from agentgate.run.oracle import OracleInput, OracleReport
@@ -131,7 +131,13 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
                         for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
     helpers, helped = test_side_helpers(root, checked, tests, plugins)
-    support = tuple(sorted({*support, *helpers}))
+    data = test_side.test_data(changes, tests, config)
+    if data:  # any base test may read it: those the band ran are judged
+        helped |= {p for p in base_paths if tests.match(p)}
+    read, readers = _docs_tests_read(root, checked, tests)
+    data |= read
+    helped |= readers
+    support = tuple(sorted({*support, *helpers, *data}))
     # A changed helper or data file of a test root may rewrite any base test of that root
     # (red-team, helper-8: a weakened assertion helper, expected values moved with the code,
     # a correct copy of the app module under tests/ shadowing the broken one).
@@ -404,6 +410,26 @@ def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,
             helpers.add(path)
             helped |= served
     return helpers, helped
+
+
+def _docs_tests_read(root: Path, checked: RangeCheck, tests: TestFiles
+                     ) -> tuple[set[str], set[str]]:
+    """The changed inert files (docs, Markdown) that a base test file names, and those test
+    files: a README whose examples ``doctest.testfile`` runs is that test's data, the base's
+    like a helper (red-team round 5: its expected output edited with the bug). One ``git
+    grep`` of the base per such file."""
+    docs = sorted({p for c in checked.changes for p in c.paths if not p.endswith(".py")
+                   and planner.inert(checked.config, p)})
+    read: set[str] = set()
+    readers: set[str] = set()
+    for path in docs:
+        found = {f for f in gitio.files_matching(root, checked.merge_base,
+                                                 posixpath.basename(path), fixed=True)
+                 if tests.match(f)}
+        if found:
+            read.add(path)
+            readers |= found
+    return read, readers
 
 
 def _test_side(root: Path, config: Config, merge_base: str, tests: TestFiles,

@@ -29,10 +29,11 @@ from pathlib import Path
 
 from agentgate.core import pysource
 from agentgate.core.config import Config
+from agentgate.core.model import Change
 from agentgate.core.paths import TestFiles, under, under_any
 from agentgate.git import gitio
 from agentgate.graph.types import ImportGraph
-from agentgate.plan import harness
+from agentgate.plan import harness, planner
 
 # Words in a module's path that say it serves the tests: ``app/testing.py``,
 # ``pkg/_testing/asserts.py``, ``tests/helpers.py`` beside ``testpaths = ["tests/unit"]``,
@@ -156,6 +157,17 @@ class TestSide:
                     seen.add(nxt)
                     todo.append(nxt)
         return found
+
+
+def test_data(changes: Iterable[Change], tests: TestFiles, config: Config) -> set[str]:
+    """The changed files outside the test roots that are not Python and whose path names
+    them for tests (``golden/``, ``app/expected/``, ``testdata/``: red-team round 5, the
+    expected values edited with the bug), save inert files and agentgate's own: the tests'
+    data, the base's like a helper, for every base test file the band ran."""
+    return {p for c in changes for p in c.paths
+            if not p.endswith(".py") and not under_any(p, config.tests) and named_for_tests(p)
+            and not tests.match(p) and not planner.inert(config, p)
+            and not planner.agentgates(config, p)}
 
 
 def base_text(root: Path, rev: str, prefetch: Iterable[str] = ()

@@ -204,7 +204,7 @@ def _seed_path(config: Config, packages: _Packages, path: str, impact: _Impact,
         for name in (module_name(config, f) for f in named_by):
             if name is not None:
                 impact.seeds.setdefault(name, path)
-    elif _agentgates(config, path):
+    elif agentgates(config, path):
         impact.inert.append(path)
     elif inert(config, path):
         # A file the code names (``open(ROOT / "RATES.md")`` in app/tax.py) is read by that
@@ -226,7 +226,7 @@ def inert(config: Config, path: str) -> bool:
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in config.inert)
 
 
-def _agentgates(config: Config, path: str) -> bool:
+def agentgates(config: Config, path: str) -> bool:
     """agentgate's own files (the scope file, the fixture manifest, the freeze ledger,
     ``.agentgate/``): the trust gate judges them, and no test reads them. A human's scope
     commit read as data any test may read ran every test file (new-user trial, dateutil)."""

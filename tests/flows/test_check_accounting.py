@@ -326,3 +326,40 @@ def test_a_file_whose_tests_vanished_still_is_not_collected(chain: GitRepo) -> N
     assert data["exit_code"] != 0
     found = [r for r in data["reasons"] if r["code"] == "not-collected"]
     assert found and "tests/test_util.py" in found[0]["detail"], codes(data)
+
+
+# Expected data outside the test roots (red-team round 5): a folder named for tests, or a
+# doc a test runs the examples of; each edited with the bug.
+DATA_TEST = ("import json\nimport pathlib\n\nfrom app.loud import loud\n\n"
+             "ROOT = pathlib.Path(__file__).resolve().parents[1]\n\n\n"
+             "def test_cases():\n"
+             "    for word, expected in json.loads((ROOT / {path!r}).read_text()).items():\n"
+             "        assert loud(word) == expected\n")
+README_TEST = ("import doctest\nimport pathlib\n\n"
+               "README = pathlib.Path(__file__).resolve().parents[1] / 'README.md'\n\n\n"
+               "def test_readme():\n"
+               "    assert doctest.testfile(str(README), module_relative=False).failed == 0\n")
+README = "# loud\n\n```\n>>> from app.loud import loud\n>>> loud('a')\n'A!'\n\n```\n"
+
+
+@pytest.mark.parametrize("data", ["golden/words.json", "app/expected/words.json",
+                                  "testdata/words.json", "README.md"])
+@pytest.mark.parametrize("broken", [True, False], ids=["with-the-bug", "new-case"])
+def test_expected_data_outside_the_test_roots_is_the_bases(
+    chain: GitRepo, data: str, broken: bool,
+) -> None:
+    readme = data == "README.md"
+    chain.files({"app/loud.py": LOUD, "tests/__init__.py": "",
+                 data: README if readme else '{"a": "A!"}\n',
+                 "tests/test_data.py": README_TEST if readme else DATA_TEST.format(path=data)})
+    chain.commit("expected data")
+    chain.git("tag", "-f", "base")
+    if broken:
+        commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                       data: README.replace("'A!'", "'A?'") if readme else '{"a": "A?"}\n'})
+        assert _rewritten(check_json(chain)) == ["tests/test_data.py"]
+    else:  # the twin: a new case, the code unchanged
+        commit(chain, {data: README + ">>> loud('b')\n'B!'\n" if readme
+                       else '{"a": "A!", "b": "B!"}\n'})
+        data_ = check_json(chain)
+        assert (data_["exit_code"], codes(data_)) == (0, []), data_["reasons"]
