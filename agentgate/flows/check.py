@@ -656,6 +656,10 @@ def _leaked(
             lines = leaks.new(found, base)
     if not lines:
         return None
+    swapped = leaks.swapped(leaks.fresh(found, base))
+    if swapped:
+        result.reasons.append(Reason(leaks.SWAP_CODE, Verdict.BLOCKED,
+                                     leaks.swap_detail(swapped)))
     result.reasons.append(Reason(leaks.PROMOTE_CODE, Verdict.PROMOTE,
                                  leaks.reason_detail(lines, source=source),
                                  path=_leak_path(lines[0])))

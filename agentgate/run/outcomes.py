@@ -803,6 +803,73 @@ class WorkerOutcomes(Outcomes):
                                   **self.state.data()}
 
 
+SWAP = "swap:"  # the key of a library attribute that holds code under test
+
+
+def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
+    """The attributes of library modules (the standard library's, installed ones; ``builtins``
+    included), and of the classes they define, that hold code of the tree that is not
+    test-side: ``swap:math.isclose`` -> what holds it now. Code under test that replaces a
+    check the tests assert with (``math.isclose = lambda *a, **k: True``, or
+    ``numpy.testing.assert_allclose``, ``Mock.assert_called_once_with``, ``builtins.round``)
+    makes those tests pass whatever the code does (red-team round 5). Read as it is, not as
+    a change since start-up: a conftest's import may have made it before the session."""
+    root = os.path.join(os.path.realpath(str(rootpath)), "")
+    judged: dict[str, bool] = {}
+
+    def ours(file: object) -> bool:  # code of the tree, not test-side
+        if not isinstance(file, str):
+            return False
+        hit = judged.get(file)
+        if hit is None:
+            path = os.path.realpath(file)
+            rel = path[len(root):]
+            hit = judged[file] = (path.startswith(root) and not file.startswith("<")
+                                  and not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1])
+                                  and not _test_side(rel, patterns))
+        return hit
+
+    modules = dict(sys.modules)
+
+    def holds(value: object) -> bool:
+        kind = type(value)
+        if kind in (staticmethod, classmethod):
+            value = value.__func__  # type: ignore[attr-defined]
+            kind = type(value)
+        if kind is _FUNCTION:
+            return ours(value.__code__.co_filename)  # type: ignore[attr-defined]
+        if isinstance(kind, type) and issubclass(kind, type):  # a class
+            module = modules.get(getattr(value, "__module__", None) or "")
+            return ours(getattr(module, "__file__", None))
+        return False
+
+    found: dict[str, str] = {}
+    for name, module in modules.items():
+        space = getattr(module, "__dict__", None)
+        file = space.get("__file__") if type(space) is dict else None
+        if type(space) is not dict or (isinstance(file, str) and _tree_module(file, root)):
+            continue  # the tree's own modules, tests included
+        for attribute, value in list(space.items()):
+            with contextlib.suppress(Exception):  # an object's own attribute hooks
+                if holds(value):
+                    found[f"{SWAP}{name}.{attribute}"] = _shown(value)
+                elif isinstance(value, type) and value.__module__ == name:
+                    for key, member in list(vars(value).items()):
+                        if holds(member):
+                            found[f"{SWAP}{name}.{value.__qualname__}.{key}"] = _shown(member)
+    return found
+
+
+_FUNCTION = type(library_swaps)
+
+
+def _tree_module(file: str, root: str) -> bool:
+    """A module of the tree itself: inside the root, not an installed library there."""
+    path = os.path.realpath(file)
+    return path.startswith(root) and not _NOT_THE_TREE.intersection(
+        path[len(root):].split(os.sep)[:-1])
+
+
 class StateLeaks:
     """The process state each test changed and left changed, by node id, and what collection
     changed (``process_state``). Readings of the test now running: before its setup, after
@@ -817,23 +884,35 @@ class StateLeaks:
         self.collection_leaks: dict[str, str] = {}
         self.fixture_leaks: dict[str, dict[str, str]] = {}
         self._item = ""  # the test whose setup runs now
+        self._config: pytest.Config | None = None
         self._session_state: dict[str, object] = {}
         self._states: list[dict[str, object]] = []
         self._touched: set[str] = set()
         self._harness: set[str] = set()
 
     def data(self) -> dict[str, Any]:
+        if self._config is not None:  # what the tests' own code swapped in, by the end
+            self.collection_leaks.update(self._swaps(self._config))
         return {"leaks": self.leaks, "collection_leaks": self.collection_leaks,
                 "fixture_leaks": self.fixture_leaks}
 
+    @staticmethod
+    def _swaps(config: pytest.Config) -> dict[str, str]:
+        try:
+            return library_swaps(config.rootpath, _python_files(config))
+        except Exception as exc:  # whatever a module holds: one value, never the tests' error
+            return {f"{SWAP}?": f"unreadable ({type(exc).__name__})"}
+
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self) -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._config = session.config
         self._session_state = _reading(imports=False)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self) -> None:
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self._session_state:
             self.collection_leaks = changed(self._session_state, _reading(imports=False))
+            self.collection_leaks.update(self._swaps(session.config))
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:

@@ -288,6 +288,60 @@ def test_a_stub_left_in_sys_modules_buys_no_green(repo: GitRepo) -> None:
     assert "run without tests/test_a_money.py::test_total" in failed[0]
 
 
+# Code under test that replaces a check the tests assert with (red-team round 5): a test
+# asserting with it passes whatever the code does, in the band and in the whole suite.
+NEUTERED = {
+    "module": ("import math\n\nmath.isclose = lambda *a, **k: True\n\n\n",
+               "import math\n\nfrom app.calc import half\n\n\n"
+               "def test_half():\n    assert math.isclose(half(3), 1.5)\n"),
+    "class": ("from unittest import mock\n\n"
+              "mock.NonCallableMock.assert_called_once_with = lambda *a, **k: None\n\n\n",
+              "from unittest import mock\n\nfrom app.calc import half\n\n\n"
+              "def test_half():\n    callback = mock.Mock()\n    callback(half(3))\n"
+              "    callback.assert_called_once_with(1.5)\n"),
+}
+HALF = "def half(x):\n    return x / 2\n"
+
+
+@pytest.mark.parametrize("where", sorted(NEUTERED))
+def test_code_under_test_that_replaces_a_library_check_is_blocked(
+    repo: GitRepo, where: str,
+) -> None:
+    neuter, test = NEUTERED[where]
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "tests/test_calc.py": test})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", neuter + HALF.replace("x / 2", "x / 3"))
+    repo.commit("break half, neuter the check")
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 4, data["reasons"]
+    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+
+
+LOGGER = ("import logging\n\n\nclass Loud(logging.Logger):\n    pass\n\n\n"
+          "logging.setLoggerClass(Loud)\n\n\n")
+
+
+@pytest.mark.parametrize("where", ["the-base-did-too", "test-side"])
+def test_a_library_the_base_or_the_tests_change_is_no_swap(repo: GitRepo, where: str) -> None:
+    """The twins: ``logging.setLoggerClass`` at import, which the base did too; a conftest
+    replacing ``time.sleep`` with its own fake."""
+    code = LOGGER if where == "the-base-did-too" else ""
+    conftest = ("import time\n\n\ndef _no_sleep(seconds):\n    return None\n\n\n"
+                "time.sleep = _no_sleep\n") if where == "test-side" else ""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": code + HALF, "tests/conftest.py": conftest,
+                "tests/test_calc.py": "from app.calc import half\n\n\n"
+                                      "def test_half():\n    assert half(3) == 1.5\n"})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", code + HALF + "\n\ndef double(x):\n    return x * 2\n")
+    repo.commit("a new function beside it")
+    code_, data = _check(repo, base)
+    assert code_ == 0, data["reasons"]
+    assert leaks.SWAP_CODE not in _codes(data)
+
+
 # --- the readings -----------------------------------------------------------------------------
 
 
