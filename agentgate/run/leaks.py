@@ -34,23 +34,24 @@ from agentgate.core.text import listed
 
 COLLECTION = ""  # the "node id" of what collection left changed
 PROMOTE_CODE = "state-leak"
-# A library's attribute that holds code under test (``outcomes.library_swaps`` writes them
-# under collection): not a leak to promote for, a check of the tests' replaced.
+# A library's attribute, or a fixture or set-up function of a test module, that holds code
+# under test (``outcomes.library_swaps``/``module_swaps`` write them under collection): not
+# a leak to promote for, a check of the tests' replaced.
 SWAP = "swap:"
-SWAP_CODE = "library-altered"
+SWAP_CODE = "check-replaced"
 
 
 def swapped(fresh: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """The library attributes code under test replaced, of leaks the base did not have."""
+    """What code under test replaced, of the leaks the base did not have."""
     return sorted({k[len(SWAP):] for keys in fresh.values() for k in keys
                    if k.startswith(SWAP)})
 
 
 def swap_detail(names: list[str]) -> str:
-    return (f"the code under test replaced {listed(names, 3)}, a library's own (a check the "
-            "tests may assert with), which the base did not; a patch may not change a "
-            "library from the code under test (a test that needs it replaced does so in "
-            "its own fixture)")
+    return (f"the code under test replaced {listed(names, 3)}, which the tests rely on (a "
+            "library's own function or class, or a fixture or set-up function of a test "
+            "module), and the base did not; a patch may not change the tests' checks from "
+            "the code under test (a test that needs one replaced does so in its own fixture)")
 
 
 def found(seen: Iterable[Mapping[str, Any] | None],

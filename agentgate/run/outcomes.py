@@ -405,6 +405,11 @@ def _python_files(config: pytest.Config) -> list[str]:
         return []
 
 
+def _side_patterns(config: pytest.Config) -> list[str]:
+    """The file names of test-side code: pytest's test modules and conftests."""
+    return ["test_*.py", "*_test.py", "conftest.py", *_python_files(config)]
+
+
 def _test_side(rel: str, patterns: list[str]) -> bool:
     parts = rel.split(os.sep)
     if _NOT_THE_TREE.intersection(parts[:-1]) or _TEST_FOLDERS.intersection(parts[:-1]):
@@ -549,7 +554,7 @@ class Outcomes:
         config = session.config
         self.manager = config.pluginmanager
         self._root = os.path.join(os.path.realpath(config.rootpath), "")
-        self._patterns = ["test_*.py", "*_test.py", "conftest.py", *_python_files(config)]
+        self._patterns = _side_patterns(config)
         self._pins = _pins(self.manager)
         self._startup()
         self._write()  # a file that says "not finished" until the session really ends
@@ -861,6 +866,47 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
 
 
 _FUNCTION = type(library_swaps)
+# What pytest takes from a test module's own namespace and runs around or for its tests.
+_XUNIT = ("setup_module", "teardown_module", "setUpModule", "tearDownModule", "setup_function",
+          "teardown_function", "pytest_generate_tests")
+
+
+def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.Item]
+                 ) -> dict[str, str]:
+    """The fixtures and the xunit set-up functions that test modules hold in their own
+    namespace but that code of the tree that is not test-side wrote: ``swap:tests/x.py::tol``
+    -> the function. pytest looks a fixture up in the test module first, so one that a
+    ``from app.calc import *`` brings (or app code writes into its importer) overrides the
+    conftest's the test was written against, and ``setup_module`` runs with the module to
+    rebind what the tests call (red-team round 5)."""
+    from _pytest.fixtures import getfixturemarker
+
+    root = os.path.join(os.path.realpath(str(rootpath)), "")
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+    for item in items:
+        module = getattr(item, "module", None)
+        space = getattr(module, "__dict__", None)
+        file = getattr(module, "__file__", None)
+        if id(module) in seen or type(space) is not dict or not isinstance(file, str):
+            continue
+        seen.add(id(module))
+        where = os.path.realpath(file)[len(root):].replace(os.sep, "/")
+        for name, value in list(space.items()):
+            with contextlib.suppress(Exception):  # an object's own attribute hooks
+                if name not in _XUNIT and getfixturemarker(value) is None:
+                    continue
+                unwrap = getattr(value, "_get_wrapped_function", None)
+                code = _code_file(unwrap() if callable(unwrap) else value)
+                if code is None:
+                    continue
+                path = os.path.realpath(code)
+                rel = path[len(root):]
+                if (path.startswith(root) and path != os.path.realpath(file)
+                        and not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1])
+                        and not _test_side(rel, patterns)):
+                    found[f"{SWAP}{where}::{name}"] = _shown(value)
+    return found
 
 
 def _tree_module(file: str, root: str) -> bool:
@@ -897,9 +943,11 @@ class StateLeaks:
                 "fixture_leaks": self.fixture_leaks}
 
     @staticmethod
-    def _swaps(config: pytest.Config) -> dict[str, str]:
+    def _swaps(config: pytest.Config, items: Iterable[pytest.Item] = ()) -> dict[str, str]:
         try:
-            return library_swaps(config.rootpath, _python_files(config))
+            found = library_swaps(config.rootpath, _side_patterns(config))
+            found.update(module_swaps(config.rootpath, _side_patterns(config), items))
+            return found
         except Exception as exc:  # whatever a module holds: one value, never the tests' error
             return {f"{SWAP}?": f"unreadable ({type(exc).__name__})"}
 
@@ -912,7 +960,7 @@ class StateLeaks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self._session_state:
             self.collection_leaks = changed(self._session_state, _reading(imports=False))
-            self.collection_leaks.update(self._swaps(session.config))
+            self.collection_leaks.update(self._swaps(session.config, session.items))
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:

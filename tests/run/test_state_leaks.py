@@ -319,6 +319,47 @@ def test_code_under_test_that_replaces_a_library_check_is_blocked(
     assert leaks.SWAP_CODE in _codes(data), data["reasons"]
 
 
+OVERRIDES = {
+    "fixture": "import pytest\n\n\n@pytest.fixture\ndef tol():\n    return 10\n\n\n",
+    "setup_module": "def setup_module(module):\n    module.half = lambda x: x / 2\n\n\n",
+}
+STRICT = ("import pytest\n\n\n@pytest.fixture\ndef tol():\n    return 1e-9\n")
+STAR_TEST = ("from app.calc import *  # noqa: F403\n\n\n"
+             "def test_half(tol):\n    assert abs(half(3) - 1.5) <= tol  # noqa: F405\n")
+
+
+@pytest.mark.parametrize("what", sorted(OVERRIDES))
+def test_code_under_test_that_overrides_a_test_modules_fixture_is_blocked(
+    repo: GitRepo, what: str,
+) -> None:
+    """A fixture pytest finds in the test module first, brought by the test's star import,
+    overrides the conftest's; ``setup_module`` rebinds what the tests call."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "conftest.py": STRICT, "tests/test_calc.py": STAR_TEST})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", OVERRIDES[what] + HALF.replace("x / 2", "x / 3"))
+    repo.commit("break half, loosen the check")
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 4, data["reasons"]
+    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+
+
+def test_fixtures_a_test_module_takes_from_a_test_helper_are_its_own(repo: GitRepo) -> None:
+    """The twin: the star import brings the fixture from a helper under tests/."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "tests/__init__.py": "", "tests/helpers.py": STRICT,
+                "tests/test_calc.py": "from app.calc import half\n"
+                                      "from tests.helpers import *  # noqa: F403\n\n\n"
+                                      "def test_half(tol):\n"
+                                      "    assert abs(half(3) - 1.5) <= tol\n"})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", HALF + "\n\ndef double(x):\n    return x * 2\n")
+    repo.commit("a new function beside it")
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+
+
 LOGGER = ("import logging\n\n\nclass Loud(logging.Logger):\n    pass\n\n\n"
           "logging.setLoggerClass(Loud)\n\n\n")
 
