@@ -73,6 +73,17 @@ try:  # a Python built without SQLite has nothing to watch
 except ImportError:  # pragma: no cover - every CPython this runs on has it
     sqlite3 = None  # type: ignore[assignment]
 _ORIGINAL_SQLITE_CONNECT: Any = None if sqlite3 is None else sqlite3.connect
+try:  # a Python built without OpenSSL has nothing to watch
+    import ssl
+except ImportError:  # pragma: no cover - every CPython this runs on has it
+    ssl = None  # type: ignore[assignment]
+# The files each ``ssl.SSLContext`` method hands OpenSSL, which opens them in C with no audit
+# event (red-team round 5: a rotated key or CA bundle skipped the tests that loaded them).
+_SSL_FILES = {"load_cert_chain": ("certfile", "keyfile"),
+              "load_verify_locations": ("cafile", "capath"), "load_dh_params": ("path",)}
+_ORIGINAL_SSL: dict[str, Any] = {
+    n: getattr(ssl.SSLContext, n) for n in _SSL_FILES
+    if ssl is not None and hasattr(ssl.SSLContext, n)}
 _ORIGINAL_POSIX_SPAWN: dict[str, Any] = {
     n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp") if hasattr(os, n)}
 
@@ -1344,6 +1355,37 @@ if sqlite3 is not None:
             super().set_authorizer(both, *args, **kwargs)
 
 
+def _ssl_watched(name: str, original: Any) -> Any:
+    """An ``ssl.SSLContext`` method that hands OpenSSL files, watched: each file is charged
+    as opened, and each file of a ``capath`` folder (OpenSSL looks certificates up there by
+    their hashes, as it needs them). ``create_default_context(cafile=...)`` goes through it."""
+    names = _SSL_FILES[name]
+
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder = _ACTIVE
+        if recorder is not None and not recorder._busy and recorder.tracing:
+            recorder._busy = True
+            try:
+                given = dict(zip(names, args, strict=False))
+                given.update({k: v for k, v in kwargs.items() if k in names})
+                for key, value in given.items():
+                    path = os.fsdecode(os.fspath(value)) if value is not None else None
+                    if not path:
+                        continue
+                    files = ([os.path.join(path, f) for f in sorted(os.listdir(path))]
+                             if key == "capath" and os.path.isdir(path) else [path])
+                    for file in files:
+                        recorder.on_event(_OPEN, f"ssl.SSLContext.{name}", (file,),
+                                          sys._getframe(1))
+            except Exception:  # the call must go as it would without the witness
+                pass
+            finally:
+                recorder._busy = False
+        return original(self, *args, **kwargs)
+
+    return watched
+
+
 class _Entry:
     """An ``os.DirEntry`` of a repository folder a test listed: its ``stat()`` tells the
     file's size and times with no audit event and no ``os.stat`` call (red-team: a size
@@ -1833,6 +1875,8 @@ _REPLACED: list[tuple[Any, str, Any, Any]] = [
     *([(sqlite3, "connect", _ORIGINAL_SQLITE_CONNECT, _sqlite_connect),
        (sqlite3.dbapi2, "connect", _ORIGINAL_SQLITE_CONNECT, _sqlite_connect)]
       if sqlite3 is not None else []),
+    *((ssl.SSLContext, name, original, _ssl_watched(name, original))
+      for name, original in _ORIGINAL_SSL.items()),
     (os, "scandir", _ORIGINAL_SCANDIR, _scandir),
     *((os, name, getattr(os, name), _stat_watched(getattr(os, name)))
       for name in ("stat", "lstat")),

@@ -16,13 +16,16 @@ from agentgate.witness.select import ESCALATE, IMPACTED, SKIP
 from tests.support.git_repo import GitRepo
 from tests.witness.recorded import labelled, patch, plan, recorded_repo
 
-CHANNELS = '''import os
+CHANNELS = '''import contextlib
+import os
 import sqlite3
+import ssl
 from urllib.parse import quote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DB = os.path.join(HERE, "data", "rates.db")
 ASSETS = os.path.join(HERE, "assets")
+CERTS = os.path.join(HERE, "certs")
 
 
 def _count(con):
@@ -78,6 +81,20 @@ def assets_size():
         return sum(e.stat().st_size for e in entries if e.name.endswith(".css"))
 
 
+def ca_loaded():
+    with contextlib.suppress(ssl.SSLError):  # what OpenSSL makes of it: not this test's point
+        ssl.create_default_context(cafile=os.path.join(CERTS, "ca.pem"))
+    return True
+
+
+def chain_loaded():
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    with contextlib.suppress(ssl.SSLError):
+        context.load_cert_chain(os.path.join(CERTS, "cert.pem"),
+                                keyfile=os.path.join(CERTS, "key.pem"))
+    return True
+
+
 def asset_names():
     with os.scandir(ASSETS) as entries:
         return sorted(e.name for e in entries)
@@ -90,6 +107,9 @@ FILES = {
     "app/data/rates.db": "",  # an empty file is an empty database
     "app/assets/site.css": "body {}\n",
     "app/assets/extra.css": "p {}\n",
+    "app/certs/ca.pem": "no certificate yet\n",
+    "app/certs/cert.pem": "no certificate yet\n",
+    "app/certs/key.pem": "no key yet\n",
     "tests/test_channels.py": "from app import channels\n\n\n"
     "def test_uri():\n    assert channels.tables_uri() == 0\n\n\n"
     "def test_localhost():\n    assert channels.tables_localhost() == 0\n\n\n"
@@ -98,9 +118,11 @@ FILES = {
     "def test_dir_fd():\n    assert channels.css_through_dir_fd() == b'body {}\\n'\n\n\n"
     "def test_dir_fd_stat():\n    assert channels.css_size_through_dir_fd() == 8\n\n\n"
     "def test_sizes():\n    assert channels.assets_size() == 13\n\n\n"
-    "def test_names():\n    assert channels.asset_names() == ['extra.css', 'site.css']\n",
+    "def test_names():\n    assert channels.asset_names() == ['extra.css', 'site.css']\n\n\n"
+    "def test_ca():\n    assert channels.ca_loaded()\n\n\n"
+    "def test_chain():\n    assert channels.chain_loaded()\n",
 }
-ALL = ("uri", "localhost", "attach", "dir_fd", "dir_fd_stat", "sizes", "names")
+ALL = ("uri", "localhost", "attach", "dir_fd", "dir_fd_stat", "sizes", "names", "ca", "chain")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +133,10 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
 @pytest.mark.parametrize(("path", "text", "readers"), [
     ("app/data/rates.db", "not a database", {"uri", "localhost", "attach"}),
     ("app/assets/site.css", "body { margin: 0 }\n", {"dir_fd", "dir_fd_stat", "sizes"}),
-], ids=["database-uri", "dir_fd-and-scandir-stat"])
+    # red-team round 5: OpenSSL opens what ``ssl`` hands it in C, with no audit event
+    ("app/certs/ca.pem", "another bundle\n", {"ca"}),
+    ("app/certs/key.pem", "another key\n", {"chain"}),
+], ids=["database-uri", "dir_fd-and-scandir-stat", "ssl-cafile", "ssl-keyfile"])
 def test_a_file_read_past_its_path_reruns_its_readers(
     recorded: tuple[GitRepo, str], path: str, text: str, readers: set[str],
 ) -> None:
