@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 from agentgate.core.config import PYPROJECT, Config
-from agentgate.core.errors import ConfigError
+from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Result
 from agentgate.gate import manifest
+from agentgate.git import gitio
 from agentgate.report.project import InitDetail
 
 STARTER_SECTION = """
@@ -59,6 +60,16 @@ def init(root: Path, config: Config, *, force: bool = False) -> Result:
     result.notes.append(_write_scope(root, config))
     result.notes.append(_write_manifest(root, config, unchanged=problems == []))
     result.notes.append("commit these files on their own, as a human: they are trust files")
+    try:
+        hidden = gitio.ignores(root, [config.scope_file, config.manifest, PYPROJECT])
+    except GitError:
+        hidden = []  # no repository to ask: the commit is the user's to make
+    if hidden:
+        # New-user trial (tabulate's ``.gitignore`` holds ``.*``): ``git add -A`` left the
+        # scope out, and the scope rule went quietly off.
+        result.notes.append(f"git ignores {', '.join(hidden)}: add them with `git add -f "
+                            f"{' '.join(hidden)}`, or a commit leaves them out and their "
+                            "rules are off")
     result.detail = InitDetail(PRE_COMMIT_SNIPPET)
     return result
 

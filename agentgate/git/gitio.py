@@ -443,6 +443,17 @@ def ignored_untracked(root: Path) -> list[str]:
     return [os.fsdecode(p) for p in out.split(b"\0") if p]
 
 
+def ignores(root: Path, paths: list[str]) -> list[str]:
+    """Those of ``paths`` git ignores (``.gitignore`` and the like): ``git add -A`` leaves
+    them out."""
+    proc = subprocess.run(["git", "-C", os.fspath(root), "check-ignore", "--stdin", "-z"],
+                          input="\0".join(paths).encode(), capture_output=True,
+                          env=no_git_env())
+    if proc.returncode not in (0, 1):  # 1: none ignored
+        raise GitError(f"git check-ignore failed: {_line(proc.stderr)}")
+    return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+
+
 # --- commits ----------------------------------------------------------------------------
 
 # One record a commit, fields NUL-separated (a message cannot hold NUL): sha, parents,

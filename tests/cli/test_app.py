@@ -263,6 +263,19 @@ def test_init_writes_starter_files(app_repo: GitRepo) -> None:
     assert "already has [tool.agentgate]" in again.stdout
 
 
+def test_init_says_which_of_its_files_git_ignores(app_repo: GitRepo) -> None:
+    """New-user trial (tabulate's ``.gitignore`` holds ``.*``): ``git add -A`` left the scope
+    file out and the scope rule went off with no word of why."""
+    app_repo.write(".gitignore", ".*\n!.gitignore\n")
+    proc = run_agentgate("init", cwd=app_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "git ignores .agentgate/scope, .agentgate/fixtures.sha256" in proc.stdout
+    assert "git add -f .agentgate/scope .agentgate/fixtures.sha256" in " ".join(
+        proc.stdout.split())
+    app_repo.write(".gitignore", "")
+    assert "git ignores" not in run_agentgate("init", cwd=app_repo.path).stdout
+
+
 def test_init_lists_the_test_data_it_finds_as_fixtures(app_repo: GitRepo) -> None:
     """A new user's project keeps its test data elsewhere than ``tests/fixtures``
     (sqlparse: ``tests/files/*.sql``): ``init`` lists folders of test data under the test
