@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgate.core.config import AgentPatterns, Config
+from agentgate.core.config import PYPROJECT, AgentPatterns, Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
 from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, under
@@ -242,8 +242,23 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
     reasons += (_governed_scope(changes, config, scope, exempt, facts, governors) if governors
                 else _scope_reasons(changes, config, scope, notes, exempt))
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
+    reasons += _head_config(root, head_sha, changes)
     return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes,
                       python_files=patterns)
+
+
+def _head_config(root: Path, head: str, changes: list[Change]) -> list[Reason]:
+    """A range that leaves head's ``[tool.agentgate]`` unreadable (new-user trial: a human's
+    ``scop_file`` typo passed, and every command after the merge exited 64)."""
+    if not any(PYPROJECT in c.paths for c in changes):
+        return []
+    try:
+        config_at(root, head)
+    except ConfigError as exc:
+        return [Reason("config-invalid", Verdict.BLOCKED, f"head's configuration does not "
+                       f"load: {exc}; every agentgate command after this range would exit "
+                       "64", path=PYPROJECT)]
+    return []
 
 
 def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:

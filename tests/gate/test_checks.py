@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agentgate.core.model import Verdict
 from agentgate.gate import checks as gate
 from tests.support.git_repo import GitRepo
@@ -30,3 +32,19 @@ def test_a_record_with_the_test_it_excuses_is_blocked(app_repo: GitRepo) -> None
     app_repo.add()
     codes = [r.code for r in gate.check_staged(app_repo.path, {}).reasons]
     assert codes == ["trust-mixed"]
+
+
+@pytest.mark.parametrize(("section", "codes"), [
+    ('[tool.agentgate]\nscop_file = ".agentgate/scope"\n', ["config-invalid"]),  # a typo
+    ('[tool.agentgate]\nscope_file = ".agentgate/scope"\n', []),
+], ids=["unknown-key", "valid"])
+def test_a_range_that_breaks_heads_configuration_is_blocked(
+    app_repo: GitRepo, section: str, codes: list[str],
+) -> None:
+    """New-user trial: a human's commit misspelt a key; the range passed, and every command
+    after it exited 64."""
+    base = app_repo.sha()
+    app_repo.write("pyproject.toml", section)
+    head = app_repo.commit("configure agentgate")
+    found = [r.code for r in gate.check_range(app_repo.path, base, head).reasons]
+    assert [c for c in found if c == "config-invalid"] == codes
