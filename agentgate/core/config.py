@@ -112,6 +112,8 @@ class Config:
     # pytest's ``testpaths`` is unset, so pytest collects test modules anywhere under the
     # root, whatever ``tests`` says (``core.paths.TestFiles``); set by ``load``
     collect_anywhere: bool = False
+    # pytest's ``python_files``, from the same configuration file; set by ``load``
+    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     # pytest-xdist for the band and the full suite: "auto", a worker count, or 0 (never)
     workers: int | str = "auto"
 
@@ -160,11 +162,13 @@ def load(root: Path, pyproject_text: str | None = None, *, read: Reader | None =
     data = parse_toml(pyproject_text, where=PYPROJECT)
     tool = data.get("tool", {})
     section = tool.get("agentgate") if isinstance(tool, dict) else None
-    testpaths = pytest_testpaths(read, data)
+    options = _first_options(pytest_tables(read, data))
+    testpaths = _words(options.get("testpaths"))
     defaults: dict[str, Any] = {
         "tests": tuple(_norm(p) for p in testpaths) or _detect_tests(root),
         "sources": _detect_sources(root),
         "collect_anywhere": not testpaths,
+        "python_files": tuple(_words(options.get("python_files"))) or DEFAULT_PYTHON_FILES,
     }
     if section is None:
         return Config(root=root, **defaults)
@@ -322,14 +326,21 @@ def _detect_sources(root: Path) -> tuple[str, ...]:
 
 def pytest_testpaths(read: Reader, pyproject: dict[str, Any]) -> list[str]:
     """pytest's ``testpaths`` from whichever config file pytest itself would read first."""
-    # pytest reads one file, the first it finds: a later one's testpaths never apply.
-    table = next(iter(pytest_tables(read, pyproject).values()), {})
+    return _words(_first_options(pytest_tables(read, pyproject)).get("testpaths"))
+
+
+def _first_options(tables: Mapping[str, dict[str, Any]]) -> Mapping[str, Any]:
+    # pytest reads one file, the first it finds: a later one's options never apply.
+    table = next(iter(tables.values()), {})
     options = table.get("ini_options", table)
-    paths = options.get("testpaths") if isinstance(options, dict) else None
-    if isinstance(paths, str):
-        return paths.split()
-    if isinstance(paths, list):
-        return [str(p) for p in paths]
+    return options if isinstance(options, dict) else {}
+
+
+def _words(value: object) -> list[str]:
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list):
+        return [str(p) for p in value]
     return []
 
 

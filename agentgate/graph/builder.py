@@ -110,7 +110,7 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
 
 
 def context_of(rooted: Roots) -> tuple[Any, ...]:
-    return (SCHEMA, rooted.sources, rooted.tests)
+    return (SCHEMA, rooted.sources, rooted.tests, rooted.anywhere)
 
 
 class Builder:

@@ -18,6 +18,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentgate.core.paths import TestFiles
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -33,28 +35,48 @@ _SKIP_AT_TOP = frozenset({"build", "dist"})
 class Roots:
     sources: tuple[str, ...]  # longest first, so a nested root wins
     tests: tuple[str, ...]
+    # pytest's ``python_files`` where it collects from the root (no ``testpaths``): a test
+    # module outside both roots is in the graph too (new-user trial, dateutil: pytest
+    # collected ``docs/exercises/solutions/*_solution.py``, which no plan could reach)
+    anywhere: tuple[str, ...] = ()
 
     def naming_root(self, path: str) -> str | None:
         """The root a path is named from: its source root, else "." for a test file."""
         for root in self.sources:
             if _under(path, root) is not None:
                 return root
-        return "." if any(_under(path, t) is not None for t in self.tests) else None
+        return "." if self._in_tests(path) else None
 
     def is_test(self, path: str) -> bool:
         """Test files and helpers, and every conftest.py: pytest imports them by its rules."""
-        return path.rsplit("/", 1)[-1] == "conftest.py" or any(
-            _under(path, t) is not None for t in self.tests
-        )
+        return path.rsplit("/", 1)[-1] == "conftest.py" or self._in_tests(path)
+
+    def _in_tests(self, path: str) -> bool:
+        return any(_under(path, t) is not None for t in self.tests) or (
+            bool(self.anywhere) and _collected(self.anywhere).match(path))
+
+
+@dataclass(frozen=True)
+class _Anywhere:  # a ``core.paths.Layout``: test modules wherever pytest looks
+    tests: tuple[str, ...] = ()
+    fixtures: tuple[str, ...] = ()
+    collect_anywhere: bool = True
 
 
 @functools.lru_cache(maxsize=8)
-def roots(sources: tuple[str, ...], tests: tuple[str, ...]) -> Roots:
-    return Roots(tuple(sorted(sources, key=len, reverse=True)), tests)
+def _collected(patterns: tuple[str, ...]) -> TestFiles:
+    return TestFiles(_Anywhere(), patterns)
+
+
+@functools.lru_cache(maxsize=8)
+def roots(sources: tuple[str, ...], tests: tuple[str, ...], anywhere: tuple[str, ...] = ()
+          ) -> Roots:
+    return Roots(tuple(sorted(sources, key=len, reverse=True)), tests, anywhere)
 
 
 def roots_of(config: Config) -> Roots:
-    return roots(tuple(config.sources), tuple(config.tests))
+    return roots(tuple(config.sources), tuple(config.tests),
+                 tuple(config.python_files) if config.collect_anywhere else ())
 
 
 def _under(path: str, root: str) -> str | None:

@@ -49,3 +49,26 @@ def test_a_new_test_beside_them_passes(laid_out: tuple[GitRepo, str]) -> None:
                   "    assert whisper('A') == 'a'\n"})
     data = check_json(repo)
     assert data["exit_code"] == 0, data["reasons"]
+
+
+@pytest.mark.parametrize("testpaths", [False, True], ids=["collected-from-the-root", "testpaths"])
+def test_a_test_module_outside_the_roots_runs_when_pytest_collects_it(
+    repo: GitRepo, testpaths: bool,
+) -> None:
+    """New-user trial (dateutil, a src layout): pytest, with no ``testpaths``, collected a
+    ``docs/`` example its ``python_files`` names; no plan reached it, and a patch that broke
+    it passed. Under ``testpaths`` pytest never collects it, and neither does the band."""
+    example = ("from app.util import shout\n\n\n"
+               "def test_example():\n    assert shout('a') == 'A'\n")
+    repo.files({"src/app/__init__.py": "", "src/app/util.py": UTIL,
+                "tests/test_other.py": "def test_other():\n    assert True\n",
+                "docs/examples/check_example.py": example,
+                "pytest.ini": "[pytest]\npython_files = test_*.py check_*.py\npythonpath = src\n"
+                + ("testpaths = tests\n" if testpaths else "")})
+    repo.commit("initial")
+    repo.git("tag", "base")
+    commit(repo, {"src/app/util.py": BROKEN})
+    data = check_json(repo)
+    assert data["exit_code"] == (0 if testpaths else 1), data["reasons"]
+    if not testpaths:
+        assert "docs/examples/check_example.py" in data["tests"]
