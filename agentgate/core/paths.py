@@ -52,6 +52,9 @@ class Layout(Protocol):
     @property
     def collect_anywhere(self) -> bool: ...
 
+    @property
+    def python_files(self) -> tuple[str, ...]: ...
+
 
 def function_id(nodeid: str) -> str:
     """A pytest node id without its parameters: ``path::Class::test[1-a::b]`` ->
@@ -76,10 +79,12 @@ class TestFiles:
 
     __test__ = False  # not a pytest test class, whatever its name
 
-    def __init__(self, layout: Layout, patterns: tuple[str, ...] = DEFAULT_PYTHON_FILES) -> None:
+    def __init__(self, layout: Layout, patterns: tuple[str, ...] | None = None) -> None:
+        """``patterns``: pytest's ``python_files`` at another revision than the layout's
+        (head's, where the planner asks what head collects); the layout's by default."""
         self.roots = None if layout.collect_anywhere else _prefixes(layout.tests)
         self.fixtures = _prefixes(layout.fixtures)
-        patterns = patterns or DEFAULT_PYTHON_FILES
+        patterns = patterns or layout.python_files or DEFAULT_PYTHON_FILES
         names = [fnmatch.translate(p) for p in patterns if "/" not in p]
         paths = [fnmatch.translate(p) for p in patterns if "/" in p]
         self.name_re = re.compile("|".join(names)) if names else None
@@ -97,9 +102,7 @@ class TestFiles:
                     or (self.path_re and self.path_re.match(path)))
 
 
-def is_test_file(
-    path: str, layout: Layout, patterns: tuple[str, ...] = DEFAULT_PYTHON_FILES
-) -> bool:
+def is_test_file(path: str, layout: Layout, patterns: tuple[str, ...] | None = None) -> bool:
     """One path against the rule; compile a ``TestFiles`` when asking for many."""
     return TestFiles(layout, patterns).match(path)
 

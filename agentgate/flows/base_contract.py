@@ -28,7 +28,6 @@ from agentgate.core.config import (
     Config,
     DoctestOptions,
     pytest_doctests,
-    pytest_python_files,
 )
 from agentgate.core.model import DELETED, Change, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under_any
@@ -121,7 +120,7 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
                  ) -> OracleInput | None:
     config, mb, changes = checked.config, checked.merge_base, checked.changes
     base_paths = gitio.ls_tree(root, mb)
-    tests = _ContractTests(config, checked.python_files, pytest_doctests(
+    tests = _ContractTests(config, config.python_files, pytest_doctests(
         gitio.read_many_at(root, mb, list(PYTEST_CONFIG_FILES))))
     files = inventory.touched_tests(changes, tests, base_paths)
     texts = _texts(root, changes)
@@ -349,8 +348,7 @@ def _plugins_named(root: Path, names: list[str], base_paths: Callable[[], dict[s
     plugins = harness.plugin_files(names, base_paths(), config.sources)
     if not plugins:
         return plugins
-    tests = TestFiles(config, pytest_python_files(
-        gitio.read_many_at(root, merge_base, list(PYTEST_CONFIG_FILES))))
+    tests = TestFiles(config)
     return plugins | _test_side(root, config, merge_base, tests, plugins).plugin_helpers()
 
 
@@ -376,7 +374,7 @@ def warm(root: Path, checked: RangeCheck) -> None:
     mb = checked.merge_base
     plugins = _plugins_named(root, _plugin_names(root, mb), lambda: gitio.ls_tree(root, mb),
                              checked.config, mb)
-    test_side_helpers(root, checked, TestFiles(checked.config, checked.python_files), plugins)
+    test_side_helpers(root, checked, TestFiles(checked.config), plugins)
 
 
 def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,

@@ -153,7 +153,7 @@ def _effects(root: Path, checked: RangeCheck, config: Config,
     """The changed or added source modules whose top level gained a statement with an effect
     beyond their own names, or that register into a module they import (``plan.effects``):
     one read of their texts, and one of the registries they may name."""
-    tests = planner_pytest.TestFiles(config, checked.python_files)
+    tests = planner_pytest.TestFiles(config)
     wanted = [c for c in checked.changes if c.new_blob and c.path.endswith(".py")
               and not tests.match(c.path) and posixpath.basename(c.path) != "conftest.py"]
     if not wanted:
@@ -603,7 +603,7 @@ def _patch_tests(planned: Planned) -> tuple[str, ...]:
     from agentgate.core.paths import TestFiles
 
     checked = planned.range
-    tests = TestFiles(checked.config, checked.python_files)
+    tests = TestFiles(checked.config)
     found = tuple(sorted({c.path for c in checked.changes if c.status != DELETED
                           and c.new_blob != c.old_blob and tests.match(c.path)}))
     return () if set(planned.plan.suite) <= set(found) else found

@@ -17,9 +17,9 @@ from pathlib import Path
 from agentgate.core.config import PYPROJECT, AgentPatterns, Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
-from agentgate.core.paths import DEFAULT_PYTHON_FILES, TestFiles, under
+from agentgate.core.paths import TestFiles, under
 from agentgate.gate import agents, govern, manifest, trust
-from agentgate.gate.rules import AgentOf, range_rules, rules_at, staged_rules
+from agentgate.gate.rules import AgentOf, range_rules, staged_rules
 from agentgate.gate.rules import config_at as config_at  # where the callers read the rules
 from agentgate.gate.scope import Scope, from_bytes
 from agentgate.git import gitio
@@ -35,7 +35,6 @@ class RangeCheck:
     commits: list[Commit]
     reasons: list[Reason] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES  # pytest's, with the config's rules
 
 
 def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
@@ -222,7 +221,7 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         )
     if base is None:
         base_sha = mb = gitio.empty_tree(root)
-        (config, patterns), scope_rev, repair = rules_at(root, None), None, None
+        config, scope_rev, repair = config_at(root, None), None, None
         changes = gitio.diff_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, None, head_sha)
     else:
@@ -230,7 +229,7 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
         mb = scope_rev = gitio.merge_base(root, base_sha, head_sha)
         changes = gitio.range_changes(root, mb, head_sha)
         commits = gitio.commits_in_range(root, mb, head_sha)
-        (config, patterns), repair = range_rules(root, mb, commits)
+        config, repair = range_rules(root, mb, commits)
     notes = [repair] if repair else []
     facts = [govern.facts(root, config, c) for c in commits]
     reasons = [r for f in facts for r in _commit_reasons(config, f)]
@@ -241,10 +240,9 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
     governors = govern.governors(root, config, mb, facts, notes, scope) if scope_rev else []
     reasons += (_governed_scope(changes, config, scope, exempt, facts, governors) if governors
                 else _scope_reasons(changes, config, scope, notes, exempt))
-    reasons += _range_fixtures(root, config, scope_rev, head_sha, changes, patterns)
+    reasons += _range_fixtures(root, config, scope_rev, head_sha, changes)
     reasons += _head_config(root, head_sha, changes)
-    return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes,
-                      python_files=patterns)
+    return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
 
 
 def _head_config(root: Path, head: str, changes: list[Change]) -> list[Reason]:
@@ -284,7 +282,6 @@ def _range_fixtures(
     base: str | None,
     head: str,
     changes: list[Change],
-    patterns: tuple[str, ...],
 ) -> list[Reason]:
     """The head's fixtures against its manifest, and fixtures that moved with no test file
     (by the base's ``python_files``: a patch cannot widen pytest's patterns to make a file of
@@ -296,7 +293,7 @@ def _range_fixtures(
         config, gitio.read_at(root, head, config.manifest), actual, where="head"
     )
     moved = _moved_fixtures(root, config, base, actual, changes)
-    tests = TestFiles(config, patterns)
+    tests = TestFiles(config)
     if moved and not any(tests.match(p) for c in changes for p in c.paths):
         reasons += [
             Reason(

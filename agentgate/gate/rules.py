@@ -19,33 +19,25 @@ from agentgate.core import config as config_mod
 from agentgate.core.config import AgentPatterns, Config
 from agentgate.core.errors import ConfigError
 from agentgate.core.model import Change, Commit
-from agentgate.core.paths import DEFAULT_PYTHON_FILES
 from agentgate.gate import agents, trust
 from agentgate.git import gitio, signature
 
 AgentOf = Callable[[AgentPatterns], "str | None"]  # the agent a commit's signals name, if any
-Rules = tuple[Config, tuple[str, ...]]  # the config and pytest's python_files
 WAY_OUT = "a human repairs it in a commit of its own that changes only trust files"
 
 
 def config_at(root: Path, rev: str | None) -> Config:
-    """The configuration in force at ``rev`` (defaults where it has no pyproject)."""
-    return rules_at(root, rev)[0]
-
-
-def rules_at(root: Path, rev: str | None) -> Rules:
-    """The configuration in force at ``rev`` (``:`` for the index) and pytest's
-    ``python_files`` there, which the test-file rule needs: both from the same texts, so
-    knowing the second costs no git."""
+    """The configuration in force at ``rev`` (``:`` for the index; defaults where it has no
+    pyproject), pytest's ``python_files`` there included."""
     if rev is None:
-        return config_mod.load(root, "", read=lambda _name: None), DEFAULT_PYTHON_FILES
+        return config_mod.load(root, "", read=lambda _name: None)
     # Every file the config may read, fetched in one git process rather than one each.
     texts = gitio.read_many_at(root, rev, list(config_mod.PYTEST_CONFIG_FILES))
 
     def read(name: str) -> str | None:
         return texts[name] if name in texts else gitio.read_text_at(root, rev, name)
 
-    return config_mod.load(root, read=read), config_mod.pytest_python_files(texts)
+    return config_mod.load(root, read=read)
 
 
 def staged_rules(
@@ -66,16 +58,17 @@ def staged_rules(
     return config, _repair_note(broken, "HEAD", "this commit")
 
 
-def range_rules(root: Path, merge_base: str, commits: Sequence[Commit]) -> tuple[Rules, str | None]:
+def range_rules(root: Path, merge_base: str, commits: Sequence[Commit]
+                ) -> tuple[Config, str | None]:
     """The merge-base's rules; when they are invalid, those restored by the range's first
     commits if each is a human's trust-only commit on the one before (a note says which)."""
     try:
-        return rules_at(root, merge_base), None
+        return config_at(root, merge_base), None
     except ConfigError as exc:
         broken = exc
     parent = merge_base
     for commit in commits:
-        rules = _restored_rules(root, commit.sha)
+        rules = _restored(root, commit.sha)
         why = (_not_a_range_repair(root, commit, parent, rules)
                or _unsigned_repair(root, merge_base, commit))
         if why:
@@ -108,11 +101,11 @@ def _unsigned_repair(root: Path, merge_base: str, commit: Commit) -> str | None:
                                      f"and the repair is {signed.status}")
 
 
-def _not_a_range_repair(root: Path, commit: Commit, parent: str, rules: Rules | None
+def _not_a_range_repair(root: Path, commit: Commit, parent: str, rules: Config | None
                         ) -> str | None:
     if commit.parents != (parent,):
         return f"commit {commit.sha[:10]} does not repair it on its own"
-    why = not_a_repair(root, rules[0] if rules else None, gitio.commit_changes(root, commit),
+    why = not_a_repair(root, rules, gitio.commit_changes(root, commit),
                        old=parent, new=commit.sha,
                        agent_of=lambda patterns: agents.from_commit(commit, patterns))
     return f"commit {commit.sha[:10]}: {why}" if why else None
@@ -149,13 +142,8 @@ def _not_trust(root: Path, judge: Config, changes: list[Change], old: str | None
 
 
 def _restored(root: Path, rev: str) -> Config | None:
-    rules = _restored_rules(root, rev)
-    return rules[0] if rules else None
-
-
-def _restored_rules(root: Path, rev: str) -> Rules | None:
     try:
-        return rules_at(root, rev)
+        return config_at(root, rev)
     except ConfigError:
         return None
 

@@ -61,6 +61,7 @@ class _Anywhere:  # a ``core.paths.Layout``: test modules wherever pytest looks
     tests: tuple[str, ...] = ()
     fixtures: tuple[str, ...] = ()
     collect_anywhere: bool = True
+    python_files: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=8)
