@@ -866,6 +866,25 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
 
 
 _FUNCTION = type(library_swaps)
+HYPOTHESIS = "hypothesis.settings"
+_HYPOTHESIS_FIELDS = ("max_examples", "phases", "derandomize", "stateful_step_count")
+
+
+def hypothesis_profile() -> dict[str, str]:
+    """``swap:hypothesis.settings`` -> what every test's Hypothesis settings are, when they
+    are not Hypothesis's defaults: code that loads a profile at import asks every property
+    test for less (red-team round 5: ``max_examples=1`` let the broken code pass). None
+    where Hypothesis is not imported."""
+    settings = getattr(sys.modules.get("hypothesis"), "settings", None)
+    if settings is None:
+        return {}
+    current, default = settings.default, settings.get_profile("default")
+    said = {f: getattr(current, f, None) for f in _HYPOTHESIS_FIELDS}
+    if said == {f: getattr(default, f, None) for f in _HYPOTHESIS_FIELDS}:
+        return {}
+    profile = getattr(settings, "_current_profile", "?")
+    return {f"{SWAP}{HYPOTHESIS}": f"{profile}: " + ", ".join(
+        f"{k}={v!r}" for k, v in said.items())}
 # What pytest takes from a test module's own namespace and runs around or for its tests.
 _XUNIT = ("setup_module", "teardown_module", "setUpModule", "tearDownModule", "setup_function",
           "teardown_function", "pytest_generate_tests")
@@ -947,6 +966,7 @@ class StateLeaks:
         try:
             found = library_swaps(config.rootpath, _side_patterns(config))
             found.update(module_swaps(config.rootpath, _side_patterns(config), items))
+            found.update(hypothesis_profile())
             return found
         except Exception as exc:  # whatever a module holds: one value, never the tests' error
             return {f"{SWAP}?": f"unreadable ({type(exc).__name__})"}

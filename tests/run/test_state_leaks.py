@@ -360,6 +360,37 @@ def test_fixtures_a_test_module_takes_from_a_test_helper_are_its_own(repo: GitRe
     assert code == 0, data["reasons"]
 
 
+PROPERTY = ("from hypothesis import given, strategies as st\n\nfrom app.calc import mul\n\n\n"
+            "@given(st.integers(), st.integers())\n"
+            "def test_mul(a, b):\n    assert mul(a, b) == a * b\n")
+MUL = "def mul(a, b):\n    return a * b\n"
+FEWER = ("from hypothesis import settings\n\n"
+         "settings.register_profile('quick', max_examples=1, database=None)\n"
+         "settings.load_profile('quick')\n\n\n")
+
+
+@pytest.mark.parametrize("who", ["code", "conftest"])
+def test_a_hypothesis_profile_loaded_by_code_under_test_is_blocked(
+    repo: GitRepo, who: str,
+) -> None:
+    """Red-team round 5: app code loads a profile of one example at import, and the broken
+    ``mul`` passes the property test. The twin: the base's conftest loads it, as projects do
+    for CI, and a harmless change passes."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n.hypothesis/\n",
+                "app/__init__.py": "", "app/calc.py": MUL, "tests/test_calc.py": PROPERTY,
+                "tests/conftest.py": FEWER if who == "conftest" else ""})
+    base = repo.commit("initial")
+    if who == "code":
+        repo.write("app/calc.py", FEWER + MUL.replace("a * b", "a * b if abs(a) < 3 else 0"))
+    else:
+        repo.write("app/calc.py", MUL + "\n\ndef add(a, b):\n    return a + b\n")
+    repo.commit("change")
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == (4 if who == "code" else 0), data["reasons"]
+    assert (leaks.SWAP_CODE in _codes(data)) is (who == "code")
+
+
 LOGGER = ("import logging\n\n\nclass Loud(logging.Logger):\n    pass\n\n\n"
           "logging.setLoggerClass(Loud)\n\n\n")
 
