@@ -108,6 +108,7 @@ def outcome(main: list[RunResult]) -> str:
     """"all passed", or what did not pass, worst first."""
     failed, errors = sum(r.failed for r in main), sum(r.errors for r in main)
     skipped, passed = sum(r.skipped for r in main), sum(r.passed for r in main)
+    xfailed = sum(r.xfailed for r in main)
     excused = sum(len(r.frozen_failed_ids) for r in main)
     # The excused are among the failed (new-user trial: "3 failed, 1 excused" stood next to
     # "2 test(s) failed"): each is said once.
@@ -121,9 +122,11 @@ def outcome(main: list[RunResult]) -> str:
         bad.append(f"pytest exited {odd[0]}")
     if not bad and passed + skipped == 0:
         return "no tests collected"
+    aside = [text for n, text in ((skipped - xfailed, f"{skipped - xfailed} skipped"),
+                                  (xfailed, f"{xfailed} xfailed")) if n]
     if not bad:
-        return "all passed" if not skipped else f"{passed} passed, {skipped} skipped"
-    return ", ".join(bad + ([f"{skipped} skipped"] if skipped else []))
+        return "all passed" if not skipped else ", ".join([f"{passed} passed", *aside])
+    return ", ".join(bad + aside)
 
 
 def _n(count: int, noun: str) -> str:

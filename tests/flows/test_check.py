@@ -418,3 +418,17 @@ def test_package_data_read_from_elsewhere_by_its_path_runs_the_readers_tests(
     assert data["results"]["failed_ids"] == ["tests/test_render.py::test_greet"]
     plan = checkrun.plan(repo.path, "base", "HEAD").to_json()
     assert plan["tests"] == ["tests/test_core.py", "tests/test_render.py"], plan["tests"]
+
+
+def test_the_summary_tells_xfailed_from_skipped(chain: GitRepo) -> None:
+    """New-user trial (dateutil): JUnit writes both as skipped, and 17 xfailed tests were
+    counted as skipped; the outcome plugin tells them apart."""
+    commit(chain, {"tests/test_util.py": "import pytest\n\n"
+                   + CHAIN_APP["tests/test_util.py"]
+                   + "\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n"
+                   "\n\n@pytest.mark.xfail(strict=True)\ndef test_known_bug():\n"
+                   "    assert shout('b') == 'b'\n"}, "a skip and a known bug")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    text = run_agentgate("check", "--base", "base", cwd=chain.path).stdout
+    assert "1 passed, 1 skipped, 1 xfailed" in text, text

@@ -13,6 +13,7 @@ def _run(code: int, **counts: int) -> RunResult:
 def test_how_the_band_went() -> None:
     assert outcome([_run(0, passed=3)]) == "all passed"
     assert outcome([_run(0, passed=3, skipped=1)]) == "3 passed, 1 skipped"
+    assert outcome([_run(0, passed=3, skipped=3, xfailed=2)]) == "3 passed, 1 skipped, 2 xfailed"
     assert outcome([_run(1, passed=1, failed=1, errors=2)]) == "1 failed, 2 errors"
     assert outcome([_run(5)]) == "no tests collected"
     timed_out = RunResult("band", 2, -1, 9.0, passed=1, timed_out=True)
