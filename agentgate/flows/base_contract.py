@@ -415,15 +415,18 @@ def _docs_tests_read(root: Path, checked: RangeCheck, tests: TestFiles
     """The changed inert files (docs, Markdown) that a base test file names, and those test
     files: a README whose examples ``doctest.testfile`` runs is that test's data, the base's
     like a helper (red-team round 5: its expected output edited with the bug). One ``git
-    grep`` of the base per such file."""
+    grep`` of the base for all of them, and one read of the test files it finds."""
     docs = sorted({p for c in checked.changes for p in c.paths if not p.endswith(".py")
                    and planner.inert(checked.config, p)})
+    names = {posixpath.basename(p) for p in docs}
+    naming = sorted(f for f in (gitio.files_matching(root, checked.merge_base, tuple(names),
+                                                     fixed=True) if names else ())
+                    if tests.match(f))
+    texts = gitio.read_many_at(root, checked.merge_base, naming) if naming else {}
     read: set[str] = set()
     readers: set[str] = set()
     for path in docs:
-        found = {f for f in gitio.files_matching(root, checked.merge_base,
-                                                 posixpath.basename(path), fixed=True)
-                 if tests.match(f)}
+        found = {f for f, text in texts.items() if posixpath.basename(path) in (text or "")}
         if found:
             read.add(path)
             readers |= found
