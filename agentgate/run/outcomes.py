@@ -848,11 +848,17 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
             return ours(getattr(module, "__file__", None))
         return False
 
+    # The tree's own packages, by name: a stub put in ``sys.modules`` under one of their names
+    # (``app.report``) is the tree's business (a state leak), not a library's.
+    ours_by_name = {str(n).partition(".")[0] for n, m in modules.items()
+                    if isinstance(f := getattr(m, "__file__", None), str)
+                    and _tree_module(f, root)}
     found: dict[str, str] = {}
     for name, module in modules.items():
         space = getattr(module, "__dict__", None)
         file = space.get("__file__") if type(space) is dict else None
-        if type(space) is not dict or (isinstance(file, str) and _tree_module(file, root)):
+        if type(space) is not dict or (isinstance(file, str) and _tree_module(file, root)) or (
+                str(name).partition(".")[0] in ours_by_name):
             continue  # the tree's own modules, tests included
         for attribute, value in list(space.items()):
             with contextlib.suppress(Exception):  # an object's own attribute hooks
