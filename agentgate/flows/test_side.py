@@ -38,7 +38,8 @@ from agentgate.plan import harness, planner
 # Words in a module's path that say it serves the tests: ``app/testing.py``,
 # ``pkg/_testing/asserts.py``, ``tests/helpers.py`` beside ``testpaths = ["tests/unit"]``,
 # ``app/factories.py``. One word of a folder or file name, split at ``_``, ``-`` and ``.``.
-_TEST_WORDS = frozenset(("fixture", "fixtures", "fake", "fakes", "mock", "mocks", "stub",
+# ``run.outcomes`` keeps a copy (it imports nothing of agentgate's).
+TEST_WORDS = frozenset(("fixture", "fixtures", "fake", "fakes", "mock", "mocks", "stub",
                          "stubs", "factories", "cases", "expected", "golden", "snapshots"))
 # Test frameworks: a module that imports one is written for the tests.
 _FRAMEWORKS = frozenset(("pytest", "_pytest", "unittest", "hypothesis", "nose", "nose2",
@@ -48,7 +49,7 @@ _FRAMEWORKS = frozenset(("pytest", "_pytest", "unittest", "hypothesis", "nose", 
 def named_for_tests(path: str) -> bool:
     words = [w for part in path.removesuffix(".py").split("/")
              for w in part.replace("-", "_").replace(".", "_").split("_") if w]
-    return any(w.lower().startswith("test") or w.lower() in _TEST_WORDS for w in words)
+    return any(w.lower().startswith("test") or w.lower() in TEST_WORDS for w in words)
 
 
 def acts_for_tests(text: str | None) -> bool:

@@ -410,6 +410,20 @@ def _side_patterns(config: pytest.Config) -> list[str]:
     return ["test_*.py", "*_test.py", "conftest.py", *_python_files(config)]
 
 
+# ``flows.test_side``'s words for a path that serves the tests (this plugin imports nothing
+# of agentgate's; tests/run/test_state_leaks.py keeps the two the same). A fixture a test
+# module star-imports from ``app/testing.py`` is the tests' own: if the patch loosens it,
+# the base contract's helper rule lays the base's over it.
+TEST_WORDS = frozenset(("fixture", "fixtures", "fake", "fakes", "mock", "mocks", "stub",
+                        "stubs", "factories", "cases", "expected", "golden", "snapshots"))
+
+
+def _named_for_tests(rel: str) -> bool:
+    words = [w for part in rel.replace(os.sep, "/").removesuffix(".py").split("/")
+             for w in part.replace("-", "_").replace(".", "_").split("_") if w]
+    return any(w.lower().startswith("test") or w.lower() in TEST_WORDS for w in words)
+
+
 def _test_side(rel: str, patterns: list[str]) -> bool:
     parts = rel.split(os.sep)
     if _NOT_THE_TREE.intersection(parts[:-1]) or _TEST_FOLDERS.intersection(parts[:-1]):
@@ -929,7 +943,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
                 rel = path[len(root):]
                 if (path.startswith(root) and path != os.path.realpath(file)
                         and not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1])
-                        and not _test_side(rel, patterns)):
+                        and not _test_side(rel, patterns) and not _named_for_tests(rel)):
                     found[f"{SWAP}{where}::{name}"] = _shown(value)
     return found
 

@@ -391,6 +391,32 @@ def test_a_hypothesis_profile_loaded_by_code_under_test_is_blocked(
     assert (leaks.SWAP_CODE in _codes(data)) is (who == "code")
 
 
+def test_the_outcome_plugin_names_test_helpers_as_the_contract_does() -> None:
+    from agentgate.flows import test_side
+    from agentgate.run import outcomes
+
+    assert outcomes.TEST_WORDS == test_side.TEST_WORDS
+    for path in ("app/testing.py", "pkg/_testing/asserts.py", "app/factories.py",
+                 "app/latest.py", "app/contest.py", "app/calc.py", "golden/x.py"):
+        assert outcomes._named_for_tests(path) is test_side.named_for_tests(path), path
+
+
+def test_a_new_test_file_taking_fixtures_from_a_package_helper_passes(repo: GitRepo) -> None:
+    """The twin of the fixture override: an agent's new test star-imports the fixtures of
+    the package's ``app/testing.py`` (named for tests; loosening it is the helper rule's)."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "app/testing.py": STRICT,
+                "tests/test_calc.py": "from app.calc import half\n\n\n"
+                                      "def test_half():\n    assert half(3) == 1.5\n"})
+    base = repo.commit("initial")
+    repo.write("tests/test_tol.py", "from app.calc import half\n"
+               "from app.testing import *  # noqa: F403\n\n\n"
+               "def test_half_within(tol):\n    assert abs(half(5) - 2.5) <= tol\n")
+    repo.commit("a new test")
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+
+
 LOGGER = ("import logging\n\n\nclass Loud(logging.Logger):\n    pass\n\n\n"
           "logging.setLoggerClass(Loud)\n\n\n")
 
