@@ -657,8 +657,6 @@ def _leaked(
     if not lines:
         return None
     swapped = leaks.swapped(leaks.fresh(found, base))
-    if _harness_changed(planned.range):  # a conftest's own profile: the harness rules judge
-        swapped = [s for s in swapped if s != leaks.HYPOTHESIS]
     if swapped:
         result.reasons.append(Reason(leaks.SWAP_CODE, Verdict.BLOCKED,
                                      leaks.swap_detail(swapped)))
@@ -666,11 +664,6 @@ def _leaked(
                                  leaks.reason_detail(lines, source=source),
                                  path=_leak_path(lines[0])))
     return frozenset(leaks.fresh(found, base))
-
-
-def _harness_changed(checked: RangeCheck) -> bool:
-    return any(posixpath.basename(p) in ("conftest.py", *PYTEST_CONFIG_FILES)
-               for c in checked.changes for p in c.paths)
 
 
 def _without_leakers(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgate.core.config import PYPROJECT, AgentPatterns, Config
+from agentgate.core.config import PYPROJECT, PYTEST_CONFIG_FILES, AgentPatterns, Config
 from agentgate.core.errors import ConfigError, GitError
 from agentgate.core.model import Change, Commit, Reason, Result, Verdict
 from agentgate.core.paths import TestFiles, under
@@ -248,8 +248,8 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
 def _head_config(root: Path, head: str, changes: list[Change]) -> list[Reason]:
     """A range that leaves head's ``[tool.agentgate]`` unreadable (new-user trial: a human's
     ``scop_file`` typo passed, and every command after the merge exited 64)."""
-    if not any(PYPROJECT in c.paths for c in changes):
-        return []
+    if not any(p in PYTEST_CONFIG_FILES for c in changes for p in c.paths):
+        return []  # the files ``config_at`` reads: pyproject.toml and pytest's own
     try:
         config_at(root, head)
     except ConfigError as exc:

@@ -39,7 +39,6 @@ PROMOTE_CODE = "state-leak"
 # a leak to promote for, a check of the tests' replaced.
 SWAP = "swap:"
 SWAP_CODE = "check-replaced"
-HYPOTHESIS = "hypothesis.settings"  # ``outcomes.hypothesis_profile``'s name
 
 
 def swapped(fresh: Mapping[str, Mapping[str, str]]) -> list[str]:

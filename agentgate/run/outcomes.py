@@ -600,11 +600,9 @@ class Outcomes:
         it, nor git's folder), in order: (path relative to the root, whether test-side)."""
         found = []
         for name in files:
-            path = os.path.realpath(name)
-            if path.startswith(self._root):
-                rel = path[len(self._root):]
-                if not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]):
-                    found.append((rel.replace(os.sep, "/"), _test_side(rel, self._patterns)))
+            rel = _tree_rel(name, self._root)
+            if rel is not None:
+                found.append((rel.replace(os.sep, "/"), _test_side(rel, self._patterns)))
         return found
 
     def _first_in_tree(self, files: Iterable[str]) -> str | None:
@@ -841,11 +839,8 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
             return False
         hit = judged.get(file)
         if hit is None:
-            path = os.path.realpath(file)
-            rel = path[len(root):]
-            hit = judged[file] = (path.startswith(root) and not file.startswith("<")
-                                  and not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1])
-                                  and not _test_side(rel, patterns))
+            rel = None if file.startswith("<") else _tree_rel(file, root)
+            hit = judged[file] = rel is not None and not _test_side(rel, patterns)
         return hit
 
     modules = dict(sys.modules)
@@ -866,13 +861,13 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
     # (``app.report``) is the tree's business (a state leak), not a library's.
     ours_by_name = {str(n).partition(".")[0] for n, m in modules.items()
                     if isinstance(f := getattr(m, "__file__", None), str)
-                    and _tree_module(f, root)}
+                    and _tree_rel(f, root) is not None}
     found: dict[str, str] = {}
     for name, module in modules.items():
         space = getattr(module, "__dict__", None)
         file = space.get("__file__") if type(space) is dict else None
-        if type(space) is not dict or (isinstance(file, str) and _tree_module(file, root)) or (
-                str(name).partition(".")[0] in ours_by_name):
+        if type(space) is not dict or (isinstance(file, str) and _tree_rel(
+                file, root) is not None) or str(name).partition(".")[0] in ours_by_name:
             continue  # the tree's own modules, tests included
         for attribute, value in list(space.items()):
             with contextlib.suppress(Exception):  # an object's own attribute hooks
@@ -905,6 +900,8 @@ def hypothesis_profile() -> dict[str, str]:
     profile = getattr(settings, "_current_profile", "?")
     return {f"{SWAP}{HYPOTHESIS}": f"{profile}: " + ", ".join(
         f"{k}={v!r}" for k, v in said.items())}
+
+
 # What pytest takes from a test module's own namespace and runs around or for its tests.
 _XUNIT = ("setup_module", "teardown_module", "setUpModule", "tearDownModule", "setup_function",
           "teardown_function", "pytest_generate_tests")
@@ -939,20 +936,21 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
                 code = _code_file(unwrap() if callable(unwrap) else value)
                 if code is None:
                     continue
-                path = os.path.realpath(code)
-                rel = path[len(root):]
-                if (path.startswith(root) and path != os.path.realpath(file)
-                        and not _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1])
+                rel = _tree_rel(code, root)
+                if (rel is not None and os.path.realpath(code) != os.path.realpath(file)
                         and not _test_side(rel, patterns) and not _named_for_tests(rel)):
                     found[f"{SWAP}{where}::{name}"] = _shown(value)
     return found
 
 
-def _tree_module(file: str, root: str) -> bool:
-    """A module of the tree itself: inside the root, not an installed library there."""
+def _tree_rel(file: str, root: str) -> str | None:
+    """A file of the tree itself (inside ``root``, a folder path ending in the separator; not
+    an installed library there, nor git's folder), as a path relative to it; else None."""
     path = os.path.realpath(file)
-    return path.startswith(root) and not _NOT_THE_TREE.intersection(
-        path[len(root):].split(os.sep)[:-1])
+    if not path.startswith(root):
+        return None
+    rel = path[len(root):]
+    return None if _NOT_THE_TREE.intersection(rel.split(os.sep)[:-1]) else rel
 
 
 class StateLeaks:
@@ -969,15 +967,15 @@ class StateLeaks:
         self.collection_leaks: dict[str, str] = {}
         self.fixture_leaks: dict[str, dict[str, str]] = {}
         self._item = ""  # the test whose setup runs now
-        self._config: pytest.Config | None = None
+        self._collected: pytest.Config | None = None  # set once collection has finished
         self._session_state: dict[str, object] = {}
         self._states: list[dict[str, object]] = []
         self._touched: set[str] = set()
         self._harness: set[str] = set()
 
     def data(self) -> dict[str, Any]:
-        if self._config is not None:  # what the tests' own code swapped in, by the end
-            self.collection_leaks.update(self._swaps(self._config))
+        if self._collected is not None:  # what the tests' own code swapped in, by the end
+            self.collection_leaks.update(self._swaps(self._collected))
         return {"leaks": self.leaks, "collection_leaks": self.collection_leaks,
                 "fixture_leaks": self.fixture_leaks}
 
@@ -992,8 +990,7 @@ class StateLeaks:
             return {f"{SWAP}?": f"unreadable ({type(exc).__name__})"}
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self._config = session.config
+    def pytest_sessionstart(self) -> None:
         self._session_state = _reading(imports=False)
 
     @pytest.hookimpl(trylast=True)
@@ -1001,6 +998,7 @@ class StateLeaks:
         if self._session_state:
             self.collection_leaks = changed(self._session_state, _reading(imports=False))
             self.collection_leaks.update(self._swaps(session.config, session.items))
+            self._collected = session.config
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
