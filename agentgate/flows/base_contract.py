@@ -19,7 +19,7 @@ import ast
 import dataclasses
 import fnmatch
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from agentgate.core import pysource
@@ -129,7 +129,8 @@ def oracle_input(root: Path, checked: RangeCheck, selection: tuple[str, ...] | N
     changed_harness += [harness.HarnessChange(p, "a plugin the base's harness loads")
                         for c in changes for p in c.paths if p in plugins]
     support = _support(changes, tests, config.tests)
-    helpers, helped = test_side_helpers(root, checked, tests, plugins)
+    helpers, helped = test_side_helpers(root, checked, tests, plugins,
+                                        {p: base for p, (base, _head) in texts.items()})
     data = test_side.test_data(changes, tests, config)
     if data:  # any base test may read it: those the band ran are judged
         helped |= {p for p in base_paths if tests.match(p)}
@@ -378,7 +379,8 @@ def warm(root: Path, checked: RangeCheck) -> None:
 
 
 def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,
-                      plugins: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+                      plugins: Iterable[str] = (), known: Mapping[str, str | None] | None = None
+                      ) -> tuple[set[str], set[str]]:
     """The changed modules outside the test roots that are test-side at the base
     (``flows.test_side``), and the base's test files they serve. A test's helper is the
     base's too, wherever it lives (red-team round 4: an assertion helper in
@@ -391,7 +393,8 @@ def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,
     if not changed:
         return set(), set()
     read = test_side.base_text(root, mb, prefetch=[p for p in changed
-                                                    if not test_side.named_for_tests(p)])
+                                                    if not test_side.named_for_tests(p)],
+                               known=known)  # ``_texts``: the range's base texts, read once
     if not any(test_side.named_for_tests(p) or test_side.acts_for_tests(read(p))
                for p in changed):
         return set(), set()  # the base's graph is built only when a candidate changed

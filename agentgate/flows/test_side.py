@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from agentgate.core import pysource
@@ -171,11 +171,13 @@ def test_data(changes: Iterable[Change], tests: TestFiles, config: Config) -> se
             and not planner.agentgates(config, p)}
 
 
-def base_text(root: Path, rev: str, prefetch: Iterable[str] = ()
-              ) -> Callable[[str], str | None]:
-    """A reader of the base's texts, each read once; ``prefetch`` in one batch now."""
-    wanted = list(prefetch)
-    cache: dict[str, str | None] = gitio.read_many_at(root, rev, wanted) if wanted else {}
+def base_text(root: Path, rev: str, prefetch: Iterable[str] = (),
+              known: Mapping[str, str | None] | None = None) -> Callable[[str], str | None]:
+    """A reader of the base's texts, each read once: ``known`` already read, the rest of
+    ``prefetch`` in one batch now, anything else when asked."""
+    cache: dict[str, str | None] = dict(known or {})
+    wanted = [p for p in prefetch if p not in cache]
+    cache.update(gitio.read_many_at(root, rev, wanted) if wanted else {})
 
     def read(path: str) -> str | None:
         if path not in cache:
