@@ -285,7 +285,7 @@ def exec_record(folder: str | None) -> None:
 
 def merge(rec: Spawner, out: dict[str, Any]) -> None:
     """Charge each process ``rec`` started to the context that started it (``out``: the
-    raw recording's ``contexts``, ``unwatched`` and ``top_names``), or mark that context
+    raw recording's ``contexts`` and ``top_names``), or mark that context
     incomplete where the child left no fragment that proves it is that process."""
     if rec.child_folder is None or not rec.spawns:
         return
@@ -293,7 +293,6 @@ def merge(rec: Spawner, out: dict[str, Any]) -> None:
     by_pid: dict[int, list[Spawn]] = {}
     for spawn in rec.spawns:
         by_pid.setdefault(spawn.pid, []).append(spawn)
-    unwatched: set[str] = set(out.get("unwatched", ()))
     top_names: set[str] = set(out.get("top_names", ()))
     for pid, spawns in by_pid.items():
         found = fragments.get(pid, [])
@@ -316,11 +315,12 @@ def merge(rec: Spawner, out: dict[str, Any]) -> None:
             for fragment in found:
                 _add(entry, fragment.get("context", {}))
                 if not fragment.get("context", {}).get("flags"):
-                    # Whose reads the child did not see: for every test, as the recording
-                    # has one list; a flagged child's test runs anyway.
-                    unwatched.update(fragment.get("unwatched", ()))
+                    # Modules whose reads the child did not see (a script run by its path,
+                    # a module class of its own) count whole for this test alone: only
+                    # the child read them there, and the child is this test's. A flagged
+                    # child's test runs anyway.
+                    entry["opened"] = sorted({*entry["opened"], *fragment.get("unwatched", ())})
                 top_names.update(fragment.get("top_names", ()))
-    out["unwatched"] = sorted(unwatched)
     out["top_names"] = sorted(top_names)
 
 

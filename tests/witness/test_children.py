@@ -145,6 +145,17 @@ FILES = {
     "         'for line in sys.stdin:\\n    print(core.triple(int(line)), flush=True)'],\n"
     "        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n"
     "    yield pipe.SERVER\n    pipe.SERVER.stdin.close()\n    pipe.SERVER.wait()\n",
+    # A module imported in-process by one test and run by its path (a script, unwatched in
+    # that child) by another: only the second test's child left its reads unseen.
+    "app/tool.py": "WIDTH = 3\nLIMIT = 5\n\n\ndef width():\n    return WIDTH\n\n\n"
+    "if __name__ == '__main__':\n    print(LIMIT)\n",
+    "tests/test_tool.py": "import subprocess\nimport sys\nfrom pathlib import Path\n\n"
+    "from app import tool\n\nROOT = Path(__file__).parent.parent\n\n\n"
+    "def test_width():\n    assert tool.width() == 3\n\n\n"
+    "def test_run_as_script():\n"
+    "    out = subprocess.run([sys.executable, str(ROOT / 'app' / 'tool.py')],\n"
+    "                         capture_output=True, text=True, check=True).stdout\n"
+    "    assert out.strip() == '5'\n",
     "tests/test_server_1.py": "def test_asks(server):\n    server.stdin.write('1\\n')\n"
     "    server.stdin.flush()\n    assert server.stdout.readline() == '3\\n'\n",
 
@@ -307,6 +318,23 @@ def test_what_a_child_read_reruns_its_test(recorded: tuple[GitRepo, str]) -> Non
     labels = labelled(recorded, "limit", {"app/settings.py": SETTINGS.replace("5", "6")})
     assert labels[LIMIT] == IMPACTED
     assert labels[IN_PROCESS] == labels[SCRIPT] == SKIP
+
+
+def test_a_script_run_by_its_path_counts_whole_for_its_test_alone(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    """The child ran ``app/tool.py`` as ``__main__``, with no import its watcher saw, so it
+    did not see what read the module's names there: any change of the file reruns the test
+    that started it. The test that imported the module in-process was watched: a name it
+    does not read changes, and it skips (it ran every patch while one list of unwatched
+    modules served every test)."""
+    tool = dict(FILES)["app/tool.py"]
+    labels = labelled(recorded, "tool", {"app/tool.py": tool.replace("LIMIT = 5", "LIMIT = 6")})
+    assert labels["tests/test_tool.py::test_run_as_script"] == IMPACTED
+    assert labels["tests/test_tool.py::test_width"] == SKIP
+    labels = labelled(recorded, "width", {"app/tool.py": tool.replace("WIDTH = 3", "WIDTH = 4")})
+    assert labels["tests/test_tool.py::test_width"] == IMPACTED
+    assert labels["tests/test_tool.py::test_run_as_script"] == IMPACTED
 
 
 def test_exit_handlers_of_a_child_are_traced(recorded: tuple[GitRepo, str]) -> None:
