@@ -847,7 +847,7 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
 
     def holds(value: object) -> bool:
         kind = type(value)
-        if kind in (staticmethod, classmethod):
+        if kind in _WRAPPERS:
             value = value.__func__  # type: ignore[attr-defined]
             kind = type(value)
         if kind is _FUNCTION:
@@ -870,17 +870,53 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
                 file, root) is not None) or str(name).partition(".")[0] in ours_by_name:
             continue  # the tree's own modules, tests included
         for attribute, value in list(space.items()):
-            with contextlib.suppress(Exception):  # an object's own attribute hooks
+            kind = type(value)
+            # Most of a module's names hold neither a function nor a class: passed over
+            # without a call (this runs for every name of every module loaded).
+            if kind is not _FUNCTION and kind not in _WRAPPERS and not issubclass(kind, type):
+                continue
+            if kind is _FUNCTION and judged.get(value.__code__.co_filename) is False:
+                continue
+            try:  # an object's own attribute hooks
                 if holds(value):
                     found[f"{SWAP}{name}.{attribute}"] = _shown(value)
                 elif isinstance(value, type) and value.__module__ == name:
                     for key, member in list(vars(value).items()):
+                        # A library's own method, by its file already judged: no call.
+                        if type(member) is _FUNCTION and judged.get(
+                                member.__code__.co_filename) is False:
+                            continue
                         if holds(member):
                             found[f"{SWAP}{name}.{value.__qualname__}.{key}"] = _shown(member)
+            except Exception:
+                continue
     return found
 
 
 _FUNCTION = type(library_swaps)
+_WRAPPERS = (staticmethod, classmethod)
+# Real paths of module files and of their folders, kept for the session: the swap readings
+# look up every loaded module's file twice a run, and each ``os.path.realpath`` is a ``stat``
+# per folder on the way, which a recording watches (on wcwidth's suite the two readings
+# were a third of the recording's time).
+_REAL_FOLDERS: dict[str, str] = {}
+_REAL_FILES: dict[str, str] = {}
+
+
+def _real(file: str) -> str:
+    """``os.path.realpath(file)``, with each folder resolved once: a file that is itself a
+    link is resolved whole."""
+    found = _REAL_FILES.get(file)
+    if found is None:
+        full = os.path.abspath(file)
+        folder, name = os.path.split(full)
+        real_folder = _REAL_FOLDERS.get(folder)
+        if real_folder is None:
+            real_folder = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+        found = os.path.realpath(full) if os.path.islink(full) else os.path.join(
+            real_folder, name)
+        _REAL_FILES[file] = found
+    return found
 HYPOTHESIS = "hypothesis.settings"
 _HYPOTHESIS_FIELDS = ("max_examples", "phases", "derandomize", "stateful_step_count")
 
@@ -927,7 +963,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
         if id(module) in seen or type(space) is not dict or not isinstance(file, str):
             continue
         seen.add(id(module))
-        where = os.path.realpath(file)[len(root):].replace(os.sep, "/")
+        where = _real(file)[len(root):].replace(os.sep, "/")
         for name, value in list(space.items()):
             with contextlib.suppress(Exception):  # an object's own attribute hooks
                 if name not in _XUNIT and getfixturemarker(value) is None:
@@ -937,7 +973,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
                 if code is None:
                     continue
                 rel = _tree_rel(code, root)
-                if (rel is not None and os.path.realpath(code) != os.path.realpath(file)
+                if (rel is not None and _real(code) != _real(file)
                         and not _test_side(rel, patterns) and not _named_for_tests(rel)):
                     found[f"{SWAP}{where}::{name}"] = _shown(value)
     return found
@@ -946,7 +982,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
 def _tree_rel(file: str, root: str) -> str | None:
     """A file of the tree itself (inside ``root``, a folder path ending in the separator; not
     an installed library there, nor git's folder), as a path relative to it; else None."""
-    path = os.path.realpath(file)
+    path = _real(file)
     if not path.startswith(root):
         return None
     rel = path[len(root):]
