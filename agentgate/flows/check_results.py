@@ -46,6 +46,14 @@ def run_reasons(report: band.BandReport, selection: tuple[str, ...] | None) -> l
             f"the full suite failed {len(missed)} test(s) the band did not select "
             f"({listed(missed)}): the planner missed a dependency", path=_first_file(missed),
         ))
+    apart = shadow_disagrees(report, selection)
+    if apart:
+        reasons.append(Reason(
+            "shadow-disagrees", Verdict.FAILED,
+            f"the full suite failed {len(apart)} test(s) the band ran and passed "
+            f"({listed(apart)}): they depend on what other tests leave behind; run the full "
+            "suite and fix the order dependence", path=_first_file(apart),
+        ))
     return reasons
 
 
@@ -93,7 +101,8 @@ def shadow_note(report: band.BandReport, selection: tuple[str, ...] | None) -> l
     """What the shadow full suite said of the band, when it ran and missed nothing (new-user
     trial: a long ``--shadow`` run ended saying nothing of it)."""
     shadow = report.run("shadow")
-    if shadow is None or selection is None or shadow_missed(report, selection):
+    if shadow is None or selection is None or shadow_missed(report, selection) or (
+            shadow_disagrees(report, selection)):
         return []
     failed = len(shadow.failed_ids)
     how = (f"its {failed} failure(s) all in the band's selection" if failed
@@ -103,8 +112,27 @@ def shadow_note(report: band.BandReport, selection: tuple[str, ...] | None) -> l
 
 
 def shadow_missed(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
+    """The shadow full suite's failures of tests the band did not select."""
     shadow = report.run("shadow")
     if shadow is None or selection is None:
         return []
-    chosen = set(selection)
-    return [n for n in shadow.failed_ids if n.split("::", 1)[0] not in chosen and n not in chosen]
+    return [n for n in shadow.failed_ids if not _selected(n, selection)]
+
+
+def shadow_disagrees(report: band.BandReport, selection: tuple[str, ...] | None) -> list[str]:
+    """The shadow full suite's failures of tests the band selected and did not see fail:
+    the test fails in the full suite's order and passes alone (red-team round 6: ``--shadow``
+    printed the failure and called the band complete)."""
+    shadow = report.run("shadow")
+    if shadow is None or selection is None:
+        return []
+    seen = {n for run in report.runs if run.label != "shadow"
+            for n in (*run.failed_ids, *run.frozen_failed_ids)}
+    return [n for n in shadow.failed_ids if _selected(n, selection) and n not in seen]
+
+
+def _selected(nodeid: str, selection: tuple[str, ...]) -> bool:
+    """Whether the band's selection (files, classes, functions, cases) holds this test: a
+    case of a selected function is selected (new-user trial: a parametrized test the band
+    ran was said to be missed)."""
+    return any(nodeid == s or nodeid.startswith((f"{s}::", f"{s}[")) for s in selection)

@@ -170,6 +170,32 @@ def test_shadow_reports_full_suite_failures_the_band_missed(chain: GitRepo) -> N
                for n in agreed["notes"]), agreed["notes"]
 
 
+def test_shadow_fails_a_band_test_that_fails_only_in_the_full_suites_order(
+    chain: GitRepo,
+) -> None:
+    """Red-team round 6: a test the band ran and passed failed in the shadow full suite,
+    after an earlier test left a module global changed; ``--shadow`` printed the failure and
+    still said the band missed nothing. A case of a selected test is the band's too (new-user
+    trial: a parametrized test the band ran was called missed)."""
+    commit(chain, {"app/flags.py": "LOUD = True\n",
+                   "tests/test_a_quiet.py": "import app.flags\n\n\ndef test_quiet():\n"
+                   "    app.flags.LOUD = False\n",
+                   "tests/test_b_shout.py": "import pytest\n\nfrom app.util import shout\n\n\n"
+                   "@pytest.mark.parametrize('s', ['a', 'b'])\ndef test_shout(s):\n"
+                   "    assert shout(s) == s.upper()\n"}, "flags")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/util.py": "from app import flags\n\n\ndef shout(s):\n"
+                   "    return s.upper() if flags.LOUD else s\n"})
+    plain = check_json(chain)
+    assert plain["exit_code"] == 0, plain["reasons"]
+    data = check_json(chain, shadow=True)
+    assert data["exit_code"] == 1
+    [reason] = [r for r in data["reasons"] if r["code"].startswith("shadow-")]
+    assert reason["code"] == "shadow-disagrees"
+    assert "tests/test_b_shout.py::test_shout[a]" in reason["detail"]
+    assert not any(n.startswith("shadow full suite") for n in data["notes"])
+
+
 def test_property_band_failure_blocks_and_names_the_seed(chain: GitRepo) -> None:
     commit(chain, {
         "pyproject.toml": '[tool.agentgate]\nproperty_band = ["tests/property"]\n'
