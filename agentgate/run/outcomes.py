@@ -15,6 +15,11 @@ the file and accounts for every test it selected (``agentgate.run.accounting``).
 Self-contained on purpose: stdlib and pytest only, no ``agentgate`` import, so the band can
 load a copy of this file into the project's interpreter (``-p _agentgate_outcomes``) even when
 agentgate is installed only in pre-commit's environment.
+
+PYTEST_DONT_REWRITE: pytest would cache its rewrite of this file beside it, and a recording
+that loads the cached copy sees code under the file name of the first run that wrote it, so
+the recorder took this plugin for a library (mutation benchmark round 6: its reads of every
+module's names were charged to every test). It holds no assertion to rewrite.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import os
 import sys
 import time
+import types
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
@@ -152,7 +158,7 @@ def process_state(*, imports: bool = True) -> dict[str, object]:
     for name, keys in _PATCH_KEYS:
         module = modules.get(name)
         if module is not None:
-            namespace = getattr(module, "__dict__", None)
+            namespace = _namespace(module)
             if type(namespace) is dict:  # a module's own: no attribute hook runs
                 for key, attribute in keys:
                     state[key] = namespace.get(attribute)
@@ -744,7 +750,7 @@ class Outcomes:
             if module is None or id(module) in seen:
                 continue
             seen.add(id(module))
-            space = getattr(module, "__dict__", None)
+            space = _namespace(module)
             path = getattr(module, "__file__", None)
             if not isinstance(space, dict) or "pytestmark" not in space or not isinstance(
                     path, str):
@@ -864,7 +870,7 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
                     and _tree_rel(f, root) is not None}
     found: dict[str, str] = {}
     for name, module in modules.items():
-        space = getattr(module, "__dict__", None)
+        space = _namespace(module)
         file = space.get("__file__") if type(space) is dict else None
         if type(space) is not dict or (isinstance(file, str) and _tree_rel(
                 file, root) is not None) or str(name).partition(".")[0] in ours_by_name:
@@ -958,7 +964,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
     seen: set[int] = set()
     for item in items:
         module = getattr(item, "module", None)
-        space = getattr(module, "__dict__", None)
+        space = _namespace(module)
         file = getattr(module, "__file__", None)
         if id(module) in seen or type(space) is not dict or not isinstance(file, str):
             continue
@@ -977,6 +983,14 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
                         and not _test_side(rel, patterns) and not _named_for_tests(rel)):
                     found[f"{SWAP}{where}::{name}"] = _shown(value)
     return found
+
+
+def _namespace(module: object) -> object:
+    """A module's ``__dict__``, read past its class: a recording's watched module class
+    (``agentgate.witness.watch``) reports every other read of it as the reader's."""
+    if isinstance(module, types.ModuleType):
+        return types.ModuleType.__getattribute__(module, "__dict__")
+    return getattr(module, "__dict__", None)
 
 
 def _tree_rel(file: str, root: str) -> str | None:

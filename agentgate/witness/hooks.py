@@ -2,6 +2,9 @@
 
 Registered as a plugin only while recording (``plugin._enable``); the recorder itself has no
 pytest in it, so ``boot`` can start it before pytest is imported.
+
+PYTEST_DONT_REWRITE: a rewrite pytest cached beside this file would keep the file name of the
+run that wrote it, and the recorder would not know this code for its own. No assertion here.
 """
 
 from __future__ import annotations
