@@ -195,6 +195,20 @@ FILES = {
                         "sys.modules[__name__].__class__ = _Module\n",
     "tests/test_own_class.py": "from app import own_class\n\n\n"
                                "def test_own_class():\n    assert own_class.OTHER_FLAG == 2\n",
+    # A module ``__getattr__`` (PEP 562) that warns for its caller: run inside a watched
+    # lookup, the warning would name the lookup's frame and the test's check fail while
+    # recording (mutation benchmark round 6, jsonschema): such a module is left unwatched.
+    "app/lazy.py": "import warnings\n\nFLAG = 1\nOTHER_FLAG = 2\n\n\n"
+                   "def __getattr__(name):\n    if name == 'OLD':\n"
+                   "        warnings.warn('OLD is gone', DeprecationWarning, stacklevel=2)\n"
+                   "        return 1\n    raise AttributeError(name)\n",
+    "tests/test_lazy.py": "import warnings\n\nfrom app import lazy\n\n\n"
+                          "def test_lazy_warns_for_its_caller():\n"
+                          "    with warnings.catch_warnings(record=True) as caught:\n"
+                          "        warnings.simplefilter('always')\n"
+                          "        assert lazy.OLD == 1\n"
+                          "    assert [w.filename for w in caught] == [__file__]\n\n\n"
+                          "def test_lazy_other():\n    assert lazy.OTHER_FLAG == 2\n",
     "tests/test_star.py": "from app.star import LIMIT as L\n\n\n"
                           "def test_star():\n    assert L == 3\n",
     "tests/test_cap.py": "from app.defaults import cap\n\n\n"
@@ -582,6 +596,18 @@ def test_a_module_whose_reads_cannot_be_watched_keeps_the_module_rule(
     impacted = _impacted(plan(repo, w))
     assert "tests/test_own_class.py::test_own_class" in impacted
     assert T["clamp"] not in impacted
+
+
+def test_a_module_getattr_is_left_unwatched_and_keeps_the_module_rule(
+    recorded: tuple[GitRepo, str],
+) -> None:
+    repo, w = recorded
+    text = FILES["app/lazy.py"]
+    patch(repo, w, "lazy", {"app/lazy.py": text.replace("FLAG = 1", "FLAG = 3")})
+    impacted = _impacted(plan(repo, w))
+    # Recorded as it runs without agentgate (it passed): complete, so judged, not escalated.
+    assert {"tests/test_lazy.py::test_lazy_warns_for_its_caller",
+            "tests/test_lazy.py::test_lazy_other"} <= impacted.keys()
 
 
 def test_a_class_a_library_base_was_given_keeps_the_module_rule(
