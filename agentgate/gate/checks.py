@@ -41,7 +41,8 @@ def scope_at(root: Path, config: Config, rev: str | None) -> Scope | None:
     if rev is None:
         return None
     data = gitio.read_at(root, rev, config.scope_file)
-    return None if data is None else from_bytes(data, where=f"{config.scope_file} at {rev[:10]}")
+    at = "staged" if rev == ":" else f"at {rev[:10]}"
+    return None if data is None else from_bytes(data, where=f"{config.scope_file} {at}")
 
 
 # --- commit time ----------------------------------------------------------------------------
@@ -61,9 +62,15 @@ def check_staged(root: Path, env: Mapping[str, str] | None = None) -> Result:
     exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, head, p) if head
                          else None, new=lambda p: gitio.read_text_at(root, ":", p))
     scope = scope_at(root, config, head)
-    result.reasons += _scope_reasons(changes, config, scope, result.notes, exempt)
+    if agent:
+        result.reasons += _scope_reasons(changes, config, scope, result.notes, exempt)
+    elif scope is not None:
+        result.notes.append(f"a human's commit: the declared scope ({scope.source}) holds "
+                            "agents' commits only")
     result.reasons += _staged_manifest(root, config, changes)
     result.reasons += _staged_ledger(root, config, changes)
+    result.reasons += _head_config(root, ":", changes, config.scope_file, what="the staged",
+                                   after="this commit")
     if agent:
         result.notes.append(f"agent commit: {agent}")
     return result
@@ -236,32 +243,51 @@ def check_range(root: Path, base: str | None, head: str) -> RangeCheck:
     exempt = _trust_only(changes, old=lambda p: gitio.read_text_at(root, mb, p),
                          new=lambda p: gitio.read_text_at(root, head_sha, p))
     scope = scope_at(root, config, scope_rev)
+    # The scope is the agent's task: what only humans' commits changed is not held to it
+    # (new-user trials: a maintainer's README or tox.ini commit was a scope escape).
+    exempt |= _humans_only(config, facts)
     # A human's trust-only commit in the range governs the scope after it (issue 11 item 8).
     governors = govern.governors(root, config, mb, facts, notes, scope) if scope_rev else []
     reasons += (_governed_scope(changes, config, scope, exempt, facts, governors) if governors
                 else _scope_reasons(changes, config, scope, notes, exempt))
     reasons += _range_fixtures(root, config, scope_rev, head_sha, changes)
-    reasons += _head_config(root, head_sha, changes)
+    reasons += _head_config(root, head_sha, changes, config.scope_file)
     return RangeCheck(base_sha, head_sha, mb, config, changes, commits, reasons, notes)
 
 
-def _head_config(root: Path, head: str, changes: list[Change]) -> list[Reason]:
-    """A range that leaves head's ``[tool.agentgate]`` unreadable (new-user trial: a human's
-    ``scop_file`` typo passed, and every command after the merge exited 64)."""
-    if not any(p in PYTEST_CONFIG_FILES for c in changes for p in c.paths):
-        return []  # the files ``config_at`` reads: pyproject.toml and pytest's own
+def _head_config(root: Path, head: str, changes: list[Change], scope_file: str, *,
+                 what: str = "head's", after: str = "this range") -> list[Reason]:
+    """A range (or the staged change: ``head=":"``) that leaves head's ``[tool.agentgate]``
+    or its scope file unreadable (new-user trials: a human's ``scop_file`` typo, a glob in
+    the scope file, passed, and every command after them exited 64)."""
+    paths = {p for c in changes for p in c.paths}
+    if not paths & set(PYTEST_CONFIG_FILES) and scope_file not in paths:
+        return []  # the files ``config_at`` reads (pyproject.toml, pytest's) and the scope
     try:
-        config_at(root, head)
+        config = config_at(root, head)
+        if config.scope_file in paths:
+            scope_at(root, config, head)
     except ConfigError as exc:
-        return [Reason("config-invalid", Verdict.BLOCKED, f"head's configuration does not "
-                       f"load: {exc}; every agentgate command after this range would exit "
-                       "64", path=PYPROJECT)]
+        return [Reason("config-invalid", Verdict.BLOCKED, f"{what} configuration does not "
+                       f"load: {exc}; every agentgate command after {after} would exit 64",
+                       path=PYPROJECT)]
     return []
 
 
 def commit_trust(root: Path, config: Config, commit: Commit) -> list[Reason]:
     """Rules (a)-(c) for one commit, with the agent read off its identities and trailers."""
     return _commit_reasons(config, govern.facts(root, config, commit))
+
+
+def _humans_only(config: Config, facts: list[govern.CommitFacts]) -> set[str]:
+    """The paths only commits by no agent changed, in the range."""
+    agents_touched: set[str] = set()
+    touched: set[str] = set()
+    for fact in facts:
+        touched |= fact.paths
+        if agents.from_commit(fact.commit, config.agents):
+            agents_touched |= fact.paths
+    return touched - agents_touched
 
 
 def _commit_reasons(config: Config, fact: govern.CommitFacts) -> list[Reason]:

@@ -62,14 +62,18 @@ def readme_commits(dev: GitRepo, message: str, count: int) -> str:
     return dev.sha()
 
 
-def open_pull_request(remote: Remote, files: dict[str, str], commits: int = 1) -> Remote:
+BY_AGENT = "\n\nCo-authored-by: Claude <noreply@anthropic.com>"
+
+
+def open_pull_request(remote: Remote, files: dict[str, str], commits: int = 1,
+                      trailer: str = "") -> Remote:
     """The PR's commits, pushed as GitHub keeps them: refs/pull/1/head and the merge commit
     of head into main, refs/pull/1/merge."""
     dev = remote.dev
     for i in range(commits):
         dev.files({path: f"{text}# {i}\n" if commits > 1 else text
                    for path, text in files.items()})
-        dev.commit(f"pull request {i}")
+        dev.commit(f"pull request {i}{trailer}")
     head = dev.sha()
     dev.git("checkout", "-q", "--detach", "origin/main")
     dev.git("merge", "-q", "--no-ff", "-m", "Merge pull request #1", head)
@@ -118,7 +122,8 @@ def test_pull_request_ranks_annotations_and_lists_the_rest_in_the_summary(
     first annotation before any gets a second, the most severe first; GitHub's ten, then
     the other three in the summary. The exit code is agentgate's."""
     broken = {"app/pricing/tax.py": FILES["app/pricing/tax.py"].replace("0.2", "0.5")}
-    remote = open_pull_request(make_remote(tmp_path), broken | dict.fromkeys(DOCS, "doc\n"))
+    remote = open_pull_request(make_remote(tmp_path), broken | dict.fromkeys(DOCS, "doc\n"),
+                               trailer=BY_AGENT)
     clone = checkout(remote, tmp_path / "clone", depth=None)
     done = run_action(clone, tmp_path, pull_request_event(remote))
     assert done.code == 3, done.stderr
@@ -148,7 +153,8 @@ def test_pull_request_ranks_annotations_and_lists_the_rest_in_the_summary(
 
 
 def test_annotations_input_lowers_the_cap(tmp_path: Path) -> None:
-    remote = open_pull_request(make_remote(tmp_path), dict.fromkeys(DOCS[:3], "doc\n"))
+    remote = open_pull_request(make_remote(tmp_path), dict.fromkeys(DOCS[:3], "doc\n"),
+                               trailer=BY_AGENT)
     clone = checkout(remote, tmp_path / "clone", depth=None)
     done = run_action(clone, tmp_path, pull_request_event(remote), annotations="2")
     assert done.code == 3

@@ -163,7 +163,7 @@ def test_path_outside_the_scope_is_a_scope_escape(
     edit_code(project)
     project.write("docs/pricing notes.md", "why\n")
     project.add()
-    outcome = commit(project, env, "fix tax, add notes")
+    outcome = commit(project, {**env, "CLAUDECODE": "1"}, "fix tax, add notes")
     assert_blocked(driver, outcome, project, before, "pre-commit", 3)
     assert "agentgate hook pre-commit: scope-escape (exit 3)" in outcome.out
     [line] = outcome.lines("scope-escape ")  # the rule is the kind: named once (issue 13)

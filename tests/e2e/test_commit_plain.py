@@ -97,10 +97,10 @@ def test_scope_widened_in_the_same_commit_does_not_cover_its_code(
     widen_scope(project)  # adds docs/
     project.write("docs/notes.md", "why\n")
     project.add()
-    outcome = commit(project, env, "widen scope for docs")
+    outcome = commit(project, {**env, "CLAUDECODE": "1"}, "widen scope for docs")
     assert_blocked(driver, outcome, project, before, "pre-commit", 4)
     assert outcome.lines("scope-escape docs/notes.md:")
-    assert outcome.lines("blocked: trust-mixed")
+    assert outcome.lines("blocked: trust-")
 
 
 def test_non_utf8_file_name(driver: Driver, project: GitRepo, env: dict[str, str]) -> None:

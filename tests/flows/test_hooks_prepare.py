@@ -91,7 +91,7 @@ def test_the_staged_gate_runs_here_too_scope_escape(
 ) -> None:
     project.write("lib/other.py", "X = 1\n")
     project.add()
-    code, _report = _run(project, "outside the scope", capsys=capsys)
+    code, _report = _run(project, "outside the scope", {"CLAUDECODE": "1"}, capsys)
     assert code == 3
 
 

@@ -238,7 +238,8 @@ def test_invalid_ledger_blocks_the_plan(chain: GitRepo) -> None:
 def test_scope_escape_from_the_base_scope(chain: GitRepo) -> None:
     commit(chain, {".agentgate/scope": "app/checkout\ntests\n"}, "scope")
     chain.git("tag", "-f", "base")
-    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"},
+           "agent edit\n\nCo-authored-by: Claude <noreply@anthropic.com>")
     data = plan_json(chain)
     assert data["exit_code"] == 3
     assert [r["path"] for r in data["reasons"] if r["code"] == "scope-escape"] == ["app/util.py"]

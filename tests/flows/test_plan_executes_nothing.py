@@ -67,7 +67,7 @@ def test_plan_of_a_scope_escape_runs_no_interpreter(repo: GitRepo, tmp_path: Pat
     _marker_python(repo, marker)
     repo.write("docs/notes.md", "outside the scope\n")
     repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
-    repo.commit("patch and wander")
+    repo.commit("patch and wander\n\nCo-authored-by: Claude <noreply@anthropic.com>")
     planned = run_agentgate("plan", "--base", base, "--format", "json", cwd=repo.path)
     assert planned.returncode == 3, planned.stdout + planned.stderr
     assert not marker.exists()

@@ -48,3 +48,31 @@ def test_a_range_that_breaks_heads_configuration_is_blocked(
     head = app_repo.commit("configure agentgate")
     found = [r.code for r in gate.check_range(app_repo.path, base, head).reasons]
     assert [c for c in found if c == "config-invalid"] == codes
+
+
+@pytest.mark.parametrize(("files", "codes"), [
+    ({"pyproject.toml": '[tool.agentgate]\nscop_file = ".agentgate/scope"\n'},
+     ["config-invalid"]),
+    ({".agentgate/scope": "app\ntests/*.py\n"}, ["config-invalid"]),  # a glob
+    ({"pyproject.toml": '[tool.agentgate]\nscope_file = ".agentgate/scope"\n',
+      ".agentgate/scope": "app\ntests\n"}, []),
+], ids=["unknown-key", "scope-glob", "valid"])
+def test_a_commit_that_breaks_the_configuration_is_blocked_when_staged(
+    app_repo: GitRepo, files: dict[str, str], codes: list[str],
+) -> None:
+    """New-user trial (marshmallow): a human's config typo and a glob in the scope file
+    passed every commit hook, and every commit after them exited 64. pre-commit's own
+    check-toml refuses the commit that breaks the file; so does this now."""
+    app_repo.files(files)
+    app_repo.add()
+    result = gate.check_staged(app_repo.path, {})
+    assert [r.code for r in result.reasons] == codes
+    if codes:
+        assert result.verdict is Verdict.BLOCKED
+        assert "every agentgate command after this commit would exit 64" in (
+            result.reasons[0].detail)
+    # The range sees it as well.
+    base = app_repo.sha()
+    head = app_repo.commit("configure agentgate")
+    found = [r.code for r in gate.check_range(app_repo.path, base, head).reasons]
+    assert [c for c in found if c == "config-invalid"] == codes

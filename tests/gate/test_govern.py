@@ -100,8 +100,10 @@ def test_a_widening_mixed_with_code_governs_nothing(app_repo: GitRepo) -> None:
     app_repo.commit("widen and edit")
     head = _agent_edits(app_repo)
     checked = gate.check_range(app_repo.path, base, head)
-    assert [r.code for r in checked.reasons] == ["trust-mixed", "scope-escape", "scope-escape"]
-    assert sorted(_escapes(checked)) == ["app/checkout/other.py", OUTSIDE]
+    # The human's own code there is not held to the scope (the agent's task); the agent's is,
+    # to the base's scope.
+    assert [r.code for r in checked.reasons] == ["trust-mixed", "scope-escape"]
+    assert _escapes(checked) == [OUTSIDE]
 
 
 def test_a_humans_narrowing_governs_too(app_repo: GitRepo) -> None:

@@ -39,6 +39,10 @@ def test_non_utf8_scope_file(app_repo: GitRepo) -> None:
         gate.check_staged(app_repo.path, {})
 
 
+AGENT_ENV = {"CLAUDECODE": "1"}
+BY_AGENT = "\n\nCo-authored-by: Claude <noreply@anthropic.com>"
+
+
 def _scoped_repo(app_repo: GitRepo) -> str:
     app_repo.write(".agentgate/scope", "app/pricing\ntests\n")
     return app_repo.commit("declare scope")
@@ -48,11 +52,35 @@ def test_path_outside_scope_is_an_escape_at_commit_time(app_repo: GitRepo) -> No
     _scoped_repo(app_repo)
     app_repo.write("app/checkout/session.py", "# edited\n")
     app_repo.add()
-    result = gate.check_staged(app_repo.path, {})
+    result = gate.check_staged(app_repo.path, AGENT_ENV)
     assert result.verdict is Verdict.SCOPE_ESCAPE and result.exit_code == 3
     assert [(r.code, r.path) for r in result.reasons] == [
         ("scope-escape", "app/checkout/session.py")
     ]
+
+
+def test_a_humans_commit_is_not_held_to_the_agents_scope(app_repo: GitRepo) -> None:
+    """The scope is the agent's task (new-user trials: a maintainer's README, tox.ini or
+    ruff-settings commit was refused at commit, past ``--no-verify``, and at push)."""
+    base = _scoped_repo(app_repo)
+    app_repo.write("README.md", "# notes\n")
+    app_repo.add()
+    result = gate.check_staged(app_repo.path, {})
+    assert result.exit_code == 0 and result.reasons == []
+    assert any("holds agents' commits only" in n for n in result.notes)
+    human = app_repo.commit("README")
+    assert gate.check_range(app_repo.path, base, human).reasons == []
+    # What an agent's commit of the range changed is judged, a human's commit of it or not.
+    app_repo.write("README.md", "# notes, by the agent\n")
+    app_repo.write("app/checkout/session.py", "# edited\n")
+    head = app_repo.commit("agent edit" + BY_AGENT)
+    app_repo.write("app/checkout/session.py", "# edited again\n")
+    later = app_repo.commit("human touch-up")
+    checked = gate.check_range(app_repo.path, base, later)
+    assert sorted((r.code, r.path) for r in checked.reasons) == [
+        ("scope-escape", "README.md"), ("scope-escape", "app/checkout/session.py")
+    ]
+    assert head != later
 
 
 def test_in_scope_commit_passes(app_repo: GitRepo) -> None:
@@ -83,17 +111,17 @@ def test_the_base_scope_governs_a_range_without_a_widening(app_repo: GitRepo) ->
     base = _scoped_repo(app_repo)
     app_repo.write("app/checkout/session.py", "# edited\n")
     app_repo.write(".agentgate/scope", "app\ntests\n")  # with the code: governs nothing
-    head = app_repo.commit("checkout edit, scope widened in the same commit")
+    head = app_repo.commit("checkout edit, scope widened in the same commit" + BY_AGENT)
     checked = gate.check_range(app_repo.path, base, head)
-    assert [(r.code, r.path) for r in checked.reasons] == [
-        ("trust-mixed", ".agentgate/scope"), ("scope-escape", "app/checkout/session.py")
-    ]
+    found = [(r.code, r.path) for r in checked.reasons]
+    assert found[0] == ("trust-agent", ".agentgate/scope")
+    assert found[-1] == ("scope-escape", "app/checkout/session.py")
 
 
 def test_renames_are_judged_on_both_paths(app_repo: GitRepo) -> None:
     base = _scoped_repo(app_repo)
     app_repo.git("mv", "app/checkout/session.py", "app/pricing/session.py")
-    head = app_repo.commit("move into scope")
+    head = app_repo.commit("move into scope" + BY_AGENT)
     checked = gate.check_range(app_repo.path, base, head)
     assert [r.path for r in checked.reasons] == ["app/checkout/session.py"]
 

@@ -214,7 +214,7 @@ def test_config_from_the_patch_does_not_govern_it(trusted: GitRepo) -> None:
     trusted.write("pyproject.toml", PYPROJECT + '\n[tool.agentgate]\nscope_file = "none"\n')
     trusted.commit("move scope", author="bot[bot]", email="b@example.com")
     trusted.write("elsewhere/x.py", "x = 1\n")
-    trusted.commit("code outside scope")
+    trusted.commit("code outside scope", author="bot[bot]", email="b@example.com")
     codes = _codes(gate.check_range(trusted.path, base, "HEAD").reasons)
     assert ("trust-agent", "pyproject.toml") in codes
     assert ("scope-escape", "elsewhere/x.py") in codes
@@ -331,7 +331,8 @@ def test_a_metadata_edit_outside_the_scope_is_still_an_escape(trusted: GitRepo) 
     trusted.commit("narrow the scope")
     edit = PYPROJECT.replace('"1.0"', '"2.0"') + "\n[tool.agentgate]\nprotected = []\n"
     _stage(trusted, {"pyproject.toml": edit})
-    assert ("scope-escape", "pyproject.toml") in _codes(gate.check_staged(trusted.path, {}))
+    codes = _codes(gate.check_staged(trusted.path, {"CLAUDECODE": "1"}))
+    assert ("scope-escape", "pyproject.toml") in codes
 
 
 # --- issue 11: a snapshot update is everyday work, for anyone -----------------------------
