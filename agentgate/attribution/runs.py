@@ -59,6 +59,52 @@ def pytest_collection_modifyitems(session, config, items):
 '''
 
 
+IDENTITY_PLUGIN = "_agentgate_identity"
+_IDENTITY_PLUGIN_SOURCE = '''\
+"""Written by agentgate attribute: what each test is beside its id, its parameters' values
+and its function's source, so the two trees' runs of one id are known to be one test."""
+import hashlib
+import inspect
+import re
+
+import pytest
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(value, depth=0):
+    if depth > 4:
+        return "..."
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_stable(v, depth + 1) for v in value)) + "}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_stable(k, depth + 1)}: {_stable(v, depth + 1)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_stable(v, depth + 1) for v in value) + "]"
+    try:
+        return _ADDRESS.sub("", repr(value))
+    except Exception:
+        return type(value).__qualname__
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        parts = []
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None:
+            parts.append(_stable(dict(sorted(callspec.params.items()))))
+        try:
+            parts.append(inspect.getsource(getattr(item, "function")))
+        except Exception:
+            pass
+        if parts:
+            digest = hashlib.sha256("\\0".join(parts).encode("utf-8", "replace")).hexdigest()
+            item.user_properties.append(("agentgate-identity", digest[:12]))
+'''
+
+
 @dataclass(frozen=True)
 class Tree:
     """One checked-out revision the test runs in."""
@@ -120,6 +166,7 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
         args += XDIST_OFF
     if randomly:
         args += [RANDOMLY_KEEP_ORDER]
+    args += ["-p", IDENTITY_PLUGIN]
     if harness.context == "file":
         args += ["-p", ORDER_PLUGIN]
     args += [*CACHE_DIR,
@@ -170,10 +217,11 @@ def run_env(harness: Harness, tree: Tree, seed: int, folder: RunFolder) -> dict[
     and pytest variables stripped) with this run's seed, isolated in the run's own home
     (``isolated``)."""
     env = isolated(interp.test_env(harness.config, tree.path, seed=seed), folder.home)
+    # Last on the path: agentgate's plugins (the identity plugin, the order plugin) must
+    # shadow nothing of the project's. Their folder holds nothing else: any module there (a
+    # ``sitecustomize``) would be run.
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(folder.plugins)])
     if harness.context == "file":
-        # Last on the path: the order plugin must shadow nothing of the project's. Its
-        # folder holds nothing else: any module there (a ``sitecustomize``) would be run.
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], os.fspath(folder.plugins)])
         env[ORDER_SEED_ENV] = str(seed)
     return env
 
@@ -249,6 +297,8 @@ def run_folder(harness: Harness, label: str) -> RunFolder:
     (folder.home / "tmp").mkdir(parents=True)
     folder.plugins.mkdir()
     (folder.plugins / f"{ORDER_PLUGIN}.py").write_text(_ORDER_PLUGIN_SOURCE, encoding="utf-8")
+    (folder.plugins / f"{IDENTITY_PLUGIN}.py").write_text(_IDENTITY_PLUGIN_SOURCE,
+                                                          encoding="utf-8")
     folder.ini.write_text("", encoding="utf-8")
     return folder
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentgate.attribution import stats
 from agentgate.core.model import Verdict
-from agentgate.run.junit import AT, CASES, Outcome
+from agentgate.run.junit import AT, CASES, IDENTITY, Outcome
 
 if TYPE_CHECKING:
     from agentgate.attribution.runs import RunRecord
@@ -339,6 +339,9 @@ def signature(record: RunRecord) -> str:
     detail = record.detail
     if record.outcome is Outcome.TIMEOUT:
         return TIMEOUT
+    which = ""
+    if detail.startswith(IDENTITY):
+        which, _, detail = detail[len(IDENTITY):].partition(": ")
     cases = ""
     if detail.startswith(CASES):
         cases, _, detail = detail[len(CASES):].partition(": ")
@@ -355,7 +358,8 @@ def signature(record: RunRecord) -> str:
     kind = "AssertionError" if detail.startswith("assert") else (
         raised.group(1) if raised else "failure")
     return " ".join(p for p in (f"{record.outcome} in {phase}: {kind}",
-                                f"[{cases}]" if cases else "", f"at {where}" if where else "")
+                                f"[{cases}]" if cases else "", f"at {where}" if where else "",
+                                f"(test#{which})" if which else "")
                     if p)
 
 

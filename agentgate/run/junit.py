@@ -62,6 +62,9 @@ class Case:
     file: str = ""  # xunit1 only: the test's file, relative to the rootdir
     # Each ``path:line`` of the failure's traceback, in order (where it failed).
     trace: tuple[str, ...] = ()
+    # What the test is beside its id (``attribution.runs``' identity plugin): a digest of its
+    # parameters' values and its function's source; "" when nothing said.
+    identity: str = ""
 
     @property
     def nodeid(self) -> str:
@@ -110,8 +113,13 @@ def parse_cases(xml_text: str) -> list[Case]:
     return [_case(el) for el in tree.iter("testcase")]
 
 
+IDENTITY_PROPERTY = "agentgate-identity"
+
+
 def _case(el: ET.Element) -> Case:
     classname, name, file = el.get("classname", ""), el.get("name", ""), el.get("file", "")
+    identity = next((p.get("value", "") for p in el.iter("property")
+                     if p.get("name") == IDENTITY_PROPERTY), "")
     for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
         child = el.find(tag)
         if child is not None:
@@ -119,7 +127,7 @@ def _case(el: ET.Element) -> Case:
             if tag == "error" and message == _COLLECTION_FAILURE:
                 outcome = Outcome.COLLECTION_ERROR
             return Case(classname, name, outcome, _first_line(message or child.text or ""), file,
-                        tuple(_TRACE_LINE.findall(child.text or "")))
+                        tuple(_TRACE_LINE.findall(child.text or "")), identity)
     skipped = el.find("skipped")
     if skipped is not None:
         message = _first_line(skipped.get("message", ""))
@@ -138,6 +146,9 @@ def _first_line(text: str) -> str:
 
 
 CASES = "cases "  # a detail naming the failing cases of a parametrized function's id
+# A detail's opening: what the failing test is (``Case.identity``), so one id that names
+# another case or another test body on the other tree does not fail the same way.
+IDENTITY = "test#"
 
 
 def cases_for(cases: list[Case], nodeid: str) -> list[Case]:
@@ -189,7 +200,12 @@ def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
         if len({_case_name(c, classname) for c in mine}) > 1 and failing:
             # A parametrized function's id: which cases failed is part of how it failed
             # (flake trial: base failing [three] and head [two] looked like one failure).
-            return RunOutcome(worst.outcome, f"{CASES}{', '.join(failing)}: {message}")
+            message = f"{CASES}{', '.join(failing)}: {message}"
+        # Which test failed, beside its name (flake trial round 4: ``test_tax[rate1]`` was
+        # another rate on each tree; a test body the patch rewrote failed on the same line).
+        which = sorted({c.identity for c in mine if c.outcome.failing and c.identity})
+        if which:
+            message = f"{IDENTITY}{','.join(which)}: {message}"
         return RunOutcome(worst.outcome, message)
     broken = [c for c in cases if c.outcome is Outcome.COLLECTION_ERROR]
     if broken:

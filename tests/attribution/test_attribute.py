@@ -381,6 +381,34 @@ def test_a_class_is_attributed_by_its_id(repo: GitRepo) -> None:
     assert extra["trees"]["head"]["failing_seeds"] == failing
 
 
+RATE_TEST = ("import pytest\n\nfrom app.rates import RATES\n\n\n"
+             "@pytest.mark.parametrize('rate', RATES)\ndef test_tax(rate):\n"
+             "    assert rate['got'] == rate['want']\n")
+RATES = "RATES = [{'got': 1, 'want': 1}, {'got': 2, 'want': 3}]\n"  # rate1 fails at the base
+
+
+@pytest.mark.e2e
+def test_one_case_id_naming_other_parameters_on_each_tree_is_no_pre_existing_failure(
+    repo: GitRepo,
+) -> None:
+    """Flake trial round 4: the ids of parameters pytest cannot show are positional, so
+    ``test_tax[rate1]`` at head was the broken rate the patch inserted, and at the base
+    another rate that failed already: both failed on the same line with the same exception,
+    and the patch's bug was frozen as pre-existing. The twin appends its rate: ``rate1`` is
+    the same case on both trees, and still freezable."""
+    inserted = "RATES = [{'got': 1, 'want': 1}, {'got': 5, 'want': 4}, {'got': 2, 'want': 3}]\n"
+    patch_repo(repo, {"app/rates.py": RATES, "tests/test_tax.py": RATE_TEST},
+               {"app/rates.py": inserted})
+    node = "tests/test_tax.py::test_tax[rate1]"
+    found = attribute(repo, node, runs=2, repeats=1, context="file").to_json()
+    assert (found["verdict"], found["freeze_allowed"]) == ("PATCH_INDUCED", False), found
+    repo.git("checkout", "-q", "-b", "appended", "main")
+    repo.files({"app/rates.py": RATES.replace("]\n", ", {'got': 4, 'want': 4}]\n")})
+    repo.commit("append a rate")
+    twin = attribute(repo, node, runs=2, repeats=1, context="file").to_json()
+    assert (twin["verdict"], twin["freeze_allowed"]) == ("PRE_EXISTING", True), twin
+
+
 @pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
