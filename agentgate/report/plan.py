@@ -253,8 +253,17 @@ def markdown(detail: PlanDetail) -> list[str]:
     if not isinstance(detail, CheckDetail):
         return []
     the_plan = detail.plan
-    size = "full suite" if detail.full_suite else f"{len(the_plan.tests)}"
-    lines = [f"- band: {size} of {len(the_plan.suite)} test file(s)"]
+    if detail.full_suite:
+        band = f"full suite of {len(the_plan.suite)} test file(s)"
+    elif detail.witness is not None and detail.tests != the_plan.tests:
+        # What ``tests`` lists, as the text says (new-user trial: "band: 13 of 13 test
+        # file(s)" over a band of 67 tests, the import closure's files).
+        files = len({t.split("::", 1)[0] for t in detail.tests})
+        band = (f"{len(detail.tests)} selected by the witness, in {files} of "
+                f"{len(the_plan.suite)} test file(s)")
+    else:
+        band = f"{len(the_plan.tests)} of {len(the_plan.suite)} test file(s)"
+    lines = [f"- band: {band}"]
     if detail.band is not None:
         main = _main(detail.band.report)
         passed, failed, errors, skipped = (sum(getattr(r, k) for r in main)

@@ -55,6 +55,11 @@ def test_with_a_witness_only_the_tests_that_ran_the_change_run(repo: GitRepo) ->
     assert checked.returncode == 0, checked.stdout + checked.stderr
     results = json.loads(checked.stdout)["results"]
     assert (results["passed"], results["failed"]) == (1, 0)
+    # So does the markdown a step summary is made of (new-user trial: "band: 1 of 1 test
+    # file(s)" said the whole suite ran).
+    shown = run_agentgate("check", "--base", base, "--format", "markdown", cwd=repo.path)
+    assert "- band: 1 selected by the witness, in 1 of 1 test file(s)\n" in shown.stdout, (
+        shown.stdout)
 
 
 def test_a_witnessed_band_still_fails_on_a_broken_test(repo: GitRepo) -> None:
