@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import fnmatch
+import importlib.util
 import json
 import os
 import sys
@@ -970,6 +971,7 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
             continue
         seen.add(id(module))
         where = _real(file)[len(root):].replace(os.sep, "/")
+        found.update(_rebound_names(module, space, file, where, root, patterns))
         for name, value in list(space.items()):
             with contextlib.suppress(Exception):  # an object's own attribute hooks
                 if name not in _XUNIT and getfixturemarker(value) is None:
@@ -982,6 +984,105 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
                 if (rel is not None and _real(code) != _real(file)
                         and not _test_side(rel, patterns) and not _named_for_tests(rel)):
                     found[f"{SWAP}{where}::{name}"] = _shown(value)
+    return found
+
+
+def _rebound_names(module: object, space: dict[str, Any], file: str, where: str, root: str,
+                   patterns: list[str]) -> dict[str, str]:
+    """The names a test module's own source binds that hold something else once it is
+    imported: a name ``from app.calc import mul`` bound that is not ``app.calc.mul``, a
+    test function or class it defines whose code another file of the tree (not test-side)
+    wrote. Code under test that rebinds them as the module finishes importing (a profile
+    hook, a ``__code__`` swapped in) makes the tests check its own stand-in (red-team
+    round 6). Names the module binds twice, or declares ``global`` anywhere, are its own
+    business."""
+    bindings = _source_bindings(file)
+    if bindings is None:
+        return {}
+    imported, defined = bindings
+    package = space.get("__package__")
+    found: dict[str, str] = {}
+    for bound, source, attribute, level in imported:
+        try:
+            name = importlib.util.resolve_name("." * level + source, package) if level else (
+                source)
+        except (ImportError, ValueError, TypeError):
+            continue
+        origin = sys.modules.get(name)
+        origin_space = _namespace(origin) if origin is not None else None
+        if type(origin_space) is not dict:
+            continue
+        if attribute in origin_space:
+            expected = origin_space[attribute]
+        elif f"{name}.{attribute}" in sys.modules:
+            expected = sys.modules[f"{name}.{attribute}"]
+        else:
+            continue  # a module ``__getattr__``'s: nothing to compare
+        actual = space.get(bound, _MISSING)
+        if actual is not expected and actual is not _MISSING:
+            found[f"{SWAP}{where}::{bound}"] = _shown(actual)
+    for name in defined:
+        value = space.get(name)
+        code = _code_file(value)
+        for _ in range(8):  # a decorator's wrapper: the test under it is still the file's
+            if code is None or _real(code) == _real(file):
+                break
+            value = getattr(value, "__wrapped__", None)
+            code = _code_file(value) if value is not None else code
+            if value is None:
+                break
+        if code is None or _real(code) == _real(file):
+            continue
+        rel = _tree_rel(code, root)
+        if rel is not None and not _test_side(rel, patterns) and not _named_for_tests(rel):
+            found[f"{SWAP}{where}::{name}"] = _shown(space.get(name))
+    return found
+
+
+_MISSING = object()
+
+
+def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]], list[str]] | None:
+    """A module's top-level ``from X import a as b`` (b, X, a, level) and its functions and
+    classes, leaving out every name its source binds more than once or declares
+    ``global``; None when the file does not read or parse."""
+    try:
+        with open(file, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    counts: dict[str, int] = {}
+    globals_named: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            globals_named.update(node.names)
+    imported: list[tuple[str, str, str, int]] = []
+    defined: list[str] = []
+    for node in tree.body:
+        for target in _bound_here(node):
+            counts[target] = counts.get(target, 0) + 1
+        if isinstance(node, ast.ImportFrom):
+            imported += [(a.asname or a.name, node.module or "", a.name, node.level)
+                         for a in node.names if a.name != "*"]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.append(node.name)
+    once = {n for n, c in counts.items() if c == 1 and n not in globals_named}
+    return ([i for i in imported if i[0] in once], [d for d in defined if d in once])
+
+
+def _bound_here(node: ast.stmt) -> list[str]:
+    """The names one top-level statement binds (a compound statement: all it holds, which
+    may count a name too often, and then it is not compared: never a false finding)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    found: list[str] = []
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+            found.append(inner.id)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append(inner.name)
+        elif isinstance(inner, ast.alias):
+            found.append((inner.asname or inner.name).split(".")[0])
     return found
 
 

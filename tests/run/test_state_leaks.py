@@ -10,6 +10,8 @@ base had already, and a patch that leaks nothing, keep the small band.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -343,6 +345,65 @@ def test_code_under_test_that_overrides_a_test_modules_fixture_is_blocked(
     data = json.loads(done.stdout)
     assert done.returncode == 4, data["reasons"]
     assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+
+
+# Code under test that rebinds, as the test module finishes importing, a name the module's
+# own source binds (red-team round 6: a profile hook set at import; a ``__code__`` swapped).
+REBINDS = {
+    "imported-name": "mod.half = lambda x: x / 2",
+    "test-function": "mod.test_half = _passes",
+    "code-object": "mod.test_half.__code__ = _passes.__code__",
+}
+HOOKED = (
+    "import sys\n\n\n"
+    "def _passes():\n    pass\n\n\n"
+    "def _hook(frame, event, arg):\n"
+    "    if event == 'return' and frame.f_code.co_filename.endswith('test_calc.py') and (\n"
+    "            frame.f_code.co_name == '<module>'):\n"
+    "        mod = sys.modules[frame.f_globals['__name__']]\n"
+    "        {rebind}\n"
+    "        sys.setprofile(None)\n\n\n"
+    "sys.setprofile(_hook)\n\n\n"
+)
+PLAIN_TEST = ("from app.calc import half\n\n\n"
+              "def test_half():\n    assert half(3) == 1.5\n")
+
+
+@pytest.mark.parametrize("what", sorted(REBINDS))
+def test_code_under_test_that_rebinds_a_test_modules_own_names_is_blocked(
+    repo: GitRepo, what: str,
+) -> None:
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "tests/test_calc.py": PLAIN_TEST})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", HOOKED.replace("{rebind}", REBINDS[what])
+               + HALF.replace("x / 2", "x / 3"))
+    repo.commit("break half, rebind the test's names")
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=repo.path, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stdout  # the attack works on the whole suite
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 4, data["reasons"]
+    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+
+
+def test_a_test_module_rebinding_its_own_names_passes(repo: GitRepo) -> None:
+    """The twin: the test module itself wraps what it imported, and a new test file
+    decorates its test with the package's own decorator (``functools.wraps``)."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "tests/test_calc.py": PLAIN_TEST})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", HALF + "\n\ndef logged(f):\n    import functools\n\n"
+               "    @functools.wraps(f)\n    def run(*a):\n        return f(*a)\n\n"
+               "    return run\n")
+    repo.write("tests/test_logged.py", "from app.calc import half, logged\n\n"
+               "half = logged(half)\n\n\n@logged\ndef test_logged():\n"
+               "    assert half(4) == 2\n")
+    repo.commit("a decorator and its test")
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0, data["reasons"]
 
 
 def test_fixtures_a_test_module_takes_from_a_test_helper_are_its_own(repo: GitRepo) -> None:
