@@ -971,7 +971,8 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
             continue
         seen.add(id(module))
         where = _real(file)[len(root):].replace(os.sep, "/")
-        found.update(_rebound_names(module, space, file, where, root, patterns))
+        with contextlib.suppress(Exception):  # what a module holds: never the tests' error
+            found.update(_rebound_names(module, space, file, where, root, patterns))
         for name, value in list(space.items()):
             with contextlib.suppress(Exception):  # an object's own attribute hooks
                 if name not in _XUNIT and getfixturemarker(value) is None:
