@@ -113,7 +113,8 @@ def test_ledger_that_counts_is_the_pushed_heads(chain: GitRepo) -> None:
 def test_scope_escape_wins_over_a_green_band(chain: GitRepo) -> None:
     commit(chain, {".agentgate/scope": "app/checkout\ntests\n"}, "scope")
     chain.git("tag", "-f", "base")
-    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"})
+    commit(chain, {"app/util.py": "def shout(s):\n    return s.upper() + ''\n"},
+           "agent edit\n\nCo-authored-by: Claude <noreply@anthropic.com>")
     data = check_json(chain)
     assert data["exit_code"] == 3
     assert data["results"]["green"] is True

@@ -104,7 +104,10 @@ def test_unrelated_pyproject_edit_is_not_trust(trusted: GitRepo) -> None:
 )
 def test_pyproject_trust_tables(trusted: GitRepo, edit: str) -> None:
     _stage(trusted, {"pyproject.toml": edit, "app/pricing/tax.py": "RATE = 1\n"})
-    assert _codes(gate.check_staged(trusted.path, {})) == [("trust-mixed", "pyproject.toml")]
+    codes = _codes(gate.check_staged(trusted.path, {}))
+    assert codes[0] == ("trust-mixed", "pyproject.toml")
+    # A pyproject.toml that does not parse is also refused as the configuration it leaves.
+    assert codes[1:] == ([("config-invalid", "pyproject.toml")] if "broken" in edit else [])
 
 
 @pytest.mark.parametrize(
