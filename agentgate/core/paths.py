@@ -102,6 +102,30 @@ class TestFiles:
                     or (self.path_re and self.path_re.match(path)))
 
 
+def sibling_conftests(conftests: Iterable[str], layout: Layout, selected: Iterable[str]
+                      ) -> list[str]:
+    """The folders of ``conftests`` (paths of ``conftest.py`` files) that the whole suite's
+    run loads and a run of the ``selected`` files (node ids) would not: inside the folders
+    pytest collects from, not one a selected file's own folders already load (the root's,
+    ``tests/``'s, ``tests/unit/``'s for ``tests/unit/test_x.py``)."""
+    roots = None if layout.collect_anywhere else _prefixes(layout.tests)
+    fixtures = _prefixes(layout.fixtures)
+    loaded = {""}
+    for nodeid in selected:
+        parts = nodeid.split("::", 1)[0].split("/")[:-1]
+        loaded.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    found = []
+    for conftest in conftests:
+        folder = conftest.rpartition("/")[0]
+        if folder in loaded or not _starts(folder + "/", roots) or (
+                fixtures and _starts(folder + "/", fixtures)):
+            continue
+        if _NOT_RECURSED.search(folder + "/"):  # pytest never walks into it, anywhere
+            continue
+        found.append(folder)
+    return sorted(set(found))
+
+
 def is_test_file(path: str, layout: Layout, patterns: tuple[str, ...] | None = None) -> bool:
     """One path against the rule; compile a ``TestFiles`` when asking for many."""
     return TestFiles(layout, patterns).match(path)

@@ -440,7 +440,8 @@ def _run(
     spec = band.BandSpec(selection, config.property_band, config.hypothesis_seed, shadow,
                          config.workers if workers is None else workers,
                          len(planned.plan.suite), planned.deselect,
-                         _patch_tests(planned) if planned.base_given else ())
+                         _patch_tests(planned) if planned.base_given else (),
+                         _conftest_dirs(root, planned, selection))
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
     report = _no_tests_at_base(root, planned, report)
@@ -594,6 +595,27 @@ def _uncommitted(root: Path) -> list[str]:
     shown = listed(paths, 3)
     return [f"not checked: uncommitted changes to {len(paths)} tracked file(s) ({shown}); "
             "check judges the range's commits: commit them to have them checked"]
+
+
+def _conftest_dirs(root: Path, planned: Planned, selection: tuple[str, ...] | None
+                   ) -> tuple[str, ...]:
+    """The folders whose conftest the whole suite loads and a run of the selection would
+    not (``core.paths.sibling_conftests``): the band walks them for their conftests."""
+    if selection is None:
+        return ()
+    from agentgate.core.paths import sibling_conftests
+
+    head = planned.range.head
+    listed = gitio.ls_tree(root, head)
+    conftests = [p for p in listed if posixpath.basename(p) == "conftest.py"]
+    found = sibling_conftests(conftests, planned.range.config, selection)
+    # Where the project steers pytest's walk itself (``norecursedirs``, ``collect_ignore``:
+    # a sample project's conftest under the tests that the whole suite never loads), which
+    # folders its run loads is not known here: none is added.
+    if found and gitio.files_matching(root, head, ("norecursedirs", "collect_ignore"),
+                                      (*conftests, *PYTEST_CONFIG_FILES), fixed=True):
+        return ()
+    return tuple(found)
 
 
 def _patch_tests(planned: Planned) -> tuple[str, ...]:

@@ -315,6 +315,11 @@ class BandSpec:
     # Test files the range added or changed: they run in a process of their own
     # (``PATCH_TESTS``), never in the one that runs the base's other tests.
     apart: tuple[str, ...] = ()
+    # Folders whose ``conftest.py`` the whole suite's run loads (``core.paths.
+    # sibling_conftests``): a run of selected files walks them too, for the conftests alone
+    # (red-team round 6: a sibling folder's conftest set the session's mode for every test,
+    # and the band, naming files, never loaded it).
+    conftest_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -374,9 +379,15 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     own = [s for s in rest if _in_any(s, apart)]
     rest = [s for s in rest if not _in_any(s, apart)]
-    return [RunSpec(label, (*deselect, *_unrun(spec), *_as_args(chosen)), len(chosen),
-                    paths=tuple(chosen))
+    return [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree), *_as_args(chosen)),
+                    len(chosen), paths=tuple(chosen))
             for label, chosen in (("band", rest), (PATCH_TESTS, own)) if chosen]
+
+
+def _harness(spec: BandSpec, tree: Path) -> list[str]:
+    """The folders a run of selected files walks for their conftests alone."""
+    present = [d for d in spec.conftest_dirs if (tree / d / "conftest.py").is_file()]
+    return [*(f"--agentgate-harness-dir={d}" for d in present), *_as_args(present)]
 
 
 def _unrun(spec: BandSpec) -> list[str]:

@@ -50,6 +50,10 @@ LEAKS_OPTION = "--agentgate-leaks"
 # Run only the node ids listed in PATH (one a line) of what the arguments collect: an id the
 # tree does not have is simply absent, where naming it as an argument would end the run.
 ONLY_OPTION = "--agentgate-only"
+# A folder given only for its conftest (``run.band``): pytest walks it, loading each
+# conftest there as the whole suite's run does, and collects none of its files but those
+# the arguments name.
+HARNESS_OPTION = "--agentgate-harness-dir"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -269,9 +273,38 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="agentgate: of the collected tests, run only the node ids listed in PATH",
     )
     parser.getgroup("agentgate").addoption(
+        HARNESS_OPTION, dest="agentgate_harness_dirs", action="append", default=[],
+        metavar="DIR", help="agentgate: load DIR's conftests, collect none of its files "
+        "but those given as arguments",
+    )
+    parser.getgroup("agentgate").addoption(
         PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
         help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    """A file inside a folder given only for its conftests, and not named by an argument,
+    is not collected (``HARNESS_OPTION``); folders are walked, so their conftests load."""
+    harness = config.stash.get(_HARNESS_KEY, None)
+    if harness is None:
+        dirs = config.getoption("agentgate_harness_dirs", None) or []
+        base = str(config.invocation_params.dir)
+        named = {os.path.normpath(os.path.join(base, str(a).split("::", 1)[0]))
+                 for a in config.args}
+        harness = ([os.path.join(os.path.normpath(os.path.join(base, d)), "") for d in dirs],
+                   named)
+        config.stash[_HARNESS_KEY] = harness
+    folders, named = harness
+    if not folders:
+        return None
+    path = os.path.normpath(str(collection_path))
+    if path in named or not any(path.startswith(f) for f in folders):
+        return None
+    return None if os.path.isdir(path) else True
+
+
+_HARNESS_KEY = pytest.StashKey[tuple[list[str], set[str]]]()
 
 
 @pytest.hookimpl(trylast=True)

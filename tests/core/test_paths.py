@@ -19,6 +19,7 @@ from agentgate.core.paths import (
     TestFiles,
     function_id,
     is_test_file,
+    sibling_conftests,
     under,
 )
 from agentgate.gate import checks as gate
@@ -218,3 +219,19 @@ def test_function_id_drops_the_parameters_only() -> None:
     assert function_id("tests/a.py::test_x[y[0]]") == "tests/a.py::test_x"
     assert function_id("tests/a.py::test_x") == "tests/a.py::test_x"
     assert function_id("tests/a.py") == "tests/a.py"
+
+
+def test_sibling_conftests_are_those_the_whole_run_loads_and_the_selection_would_not() -> None:
+    """Red-team round 6: a band naming files never loaded a sibling folder's conftest."""
+    conftests = ["conftest.py", "tests/conftest.py", "tests/unit/conftest.py",
+                 "tests/integration/conftest.py", "tests/fixtures/sample/conftest.py",
+                 "docs/conftest.py", "tests/.cache/conftest.py"]
+    layout = Config(root=Path("."), tests=("tests",), fixtures=("tests/fixtures",))
+    assert sibling_conftests(conftests, layout, ["tests/unit/test_calc.py::test_mul"]) == [
+        "tests/integration"]
+    assert sibling_conftests(conftests, layout, ["tests/integration/test_x.py",
+                                                 "tests/unit/test_y.py"]) == []
+    anywhere = Config(root=Path("."), tests=("tests",), fixtures=("tests/fixtures",),
+                      collect_anywhere=True)
+    assert sibling_conftests(conftests, anywhere, ["tests/unit/test_y.py"]) == [
+        "docs", "tests/integration"]

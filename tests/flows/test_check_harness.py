@@ -1,0 +1,76 @@
+"""A band that runs selected files loads every conftest the whole suite's run loads.
+
+Red-team round 6: ``tests/integration/conftest.py`` put the app in "exact" mode for the
+session (an environment variable set in ``pytest_configure``, or at its import); in the
+whole suite the unit tests ran in that mode. The agent broke exact mode. The band (the unit
+tests alone: the integration tests never import the changed module) named its files, so
+pytest never loaded that folder's conftest, and the band passed in the default mode. The
+band now walks such folders for their conftests alone, collecting none of their files.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.git_repo import GitRepo, run_agentgate
+
+CALC = ("import os\n\n\ndef mul(a, b):\n    if os.environ.get('CALC_MODE') == 'exact':\n"
+        "        return a * b\n    return float(a) * float(b)\n")
+BROKEN = CALC.replace("        return a * b\n", "        return a * b + 1\n")
+SETS_MODE = {
+    "configure": "import os\n\n\ndef pytest_configure(config):\n"
+                 "    os.environ['CALC_MODE'] = 'exact'\n",
+    "import": "import os\n\nos.environ['CALC_MODE'] = 'exact'\n",
+}
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    "app/__init__.py": "",
+    "app/calc.py": CALC,
+    "app/other.py": "def shout(s):\n    return s.upper()\n",
+    "tests/__init__.py": "",
+    "tests/unit/__init__.py": "",
+    "tests/unit/test_calc.py": "from app.calc import mul\n\n\ndef test_mul():\n"
+                               "    assert mul(2, 3) == 6\n",
+    "tests/integration/__init__.py": "",
+    "tests/integration/test_other.py": "from app.other import shout\n\n\n"
+                                       "def test_shout():\n    assert shout('a') == 'A'\n",
+}
+
+
+def _check(repo: GitRepo, base: str) -> tuple[int, dict[str, object]]:
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("how", sorted(SETS_MODE))
+def test_a_sibling_folders_conftest_acts_on_the_band_as_on_the_whole_suite(
+    repo: GitRepo, how: str,
+) -> None:
+    repo.files({**FILES, "tests/integration/conftest.py": SETS_MODE[how]})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", BROKEN)
+    repo.commit("break exact mode")
+    code, data = _check(repo, base)
+    assert code == 1, data["reasons"]
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert results["failed_ids"] == ["tests/unit/test_calc.py::test_mul"]
+    # The integration folder was walked for its conftest, not run.
+    assert results["passed"] == 0
+
+
+def test_a_sibling_conftest_of_fixtures_runs_nothing_more(repo: GitRepo) -> None:
+    """The twin: the folder's conftest loads, none of its tests run, the band passes."""
+    repo.files({**FILES, "tests/integration/conftest.py": "import pytest\n\n\n"
+                "@pytest.fixture\ndef word():\n    return 'a'\n"})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", CALC + "\n\nTIMES = 2\n")
+    repo.commit("a constant")
+    code, data = _check(repo, base)
+    assert code == 0, data["reasons"]
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert (results["passed"], results["failed"]) == (1, 0)
