@@ -605,14 +605,16 @@ def _conftest_dirs(root: Path, planned: Planned, selection: tuple[str, ...] | No
         return ()
     from agentgate.core.paths import sibling_conftests
 
-    head = planned.range.head
-    listed = gitio.ls_tree(root, head)
-    conftests = [p for p in listed if posixpath.basename(p) == "conftest.py"]
-    found = sibling_conftests(conftests, planned.range.config, selection)
+    checked = planned.range
+    conftests = [p for p in gitio.ls_tree(root, checked.head)
+                 if posixpath.basename(p) == "conftest.py"]
+    found = sibling_conftests(conftests, checked.config, selection)
     # Where the project steers pytest's walk itself (``norecursedirs``, ``collect_ignore``:
     # a sample project's conftest under the tests that the whole suite never loads), which
-    # folders its run loads is not known here: none is added.
-    if found and gitio.files_matching(root, head, ("norecursedirs", "collect_ignore"),
+    # folders its run loads is not known here: none is added. The base says so, never the
+    # patch (a ``collect_ignore`` an agent writes into a conftest turns nothing off).
+    if found and gitio.files_matching(root, checked.merge_base,
+                                      ("norecursedirs", "collect_ignore"),
                                       (*conftests, *PYTEST_CONFIG_FILES), fixed=True):
         return ()
     return tuple(found)

@@ -387,7 +387,10 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
 def _harness(spec: BandSpec, tree: Path) -> list[str]:
     """The folders a run of selected files walks for their conftests alone."""
     present = [d for d in spec.conftest_dirs if (tree / d / "conftest.py").is_file()]
-    return [*(f"--agentgate-harness-dir={d}" for d in present), *_as_args(present)]
+    return [*(f"{HARNESS_OPTION}={d}" for d in present), *_as_args(present)]
+
+
+HARNESS_OPTION = "--agentgate-harness-dir"  # as run/outcomes.py defines it (not imported)
 
 
 def _unrun(spec: BandSpec) -> list[str]:

@@ -1055,16 +1055,17 @@ def _rebound_names(module: object, space: dict[str, Any], file: str, where: str,
         actual = space.get(bound, _MISSING)
         if actual is not expected and actual is not _MISSING:
             found[f"{SWAP}{where}::{bound}"] = _shown(actual)
-    for name in defined:
-        value = space.get(name)
+    for name, decorated in defined:
+        value: Any = space.get(name)
         code = _code_file(value)
-        for _ in range(8):  # a decorator's wrapper: the test under it is still the file's
-            if code is None or _real(code) == _real(file):
+        # A decorator the source applies returns its wrapper: the test under it (its
+        # ``__wrapped__``) is still the file's. An undecorated test's stand-in with a
+        # ``functools.wraps`` of the test is not.
+        for _ in range(8 if decorated else 0):
+            if code is None or _real(code) == _real(file) or not hasattr(value, "__wrapped__"):
                 break
-            value = getattr(value, "__wrapped__", None)
-            code = _code_file(value) if value is not None else code
-            if value is None:
-                break
+            value = value.__wrapped__
+            code = _code_file(value)
         if code is None or _real(code) == _real(file):
             continue
         rel = _tree_rel(code, root)
@@ -1076,10 +1077,11 @@ def _rebound_names(module: object, space: dict[str, Any], file: str, where: str,
 _MISSING = object()
 
 
-def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]], list[str]] | None:
+def _source_bindings(file: str
+                     ) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, bool]]] | None:
     """A module's top-level ``from X import a as b`` (b, X, a, level) and its functions and
-    classes, leaving out every name its source binds more than once or declares
-    ``global``; None when the file does not read or parse."""
+    classes (name, whether decorated), leaving out every name its source binds more than
+    once or declares ``global``; None when the file does not read or parse."""
     try:
         with open(file, "rb") as fh:
             tree = ast.parse(fh.read())
@@ -1091,7 +1093,7 @@ def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]], list[s
         if isinstance(node, ast.Global):
             globals_named.update(node.names)
     imported: list[tuple[str, str, str, int]] = []
-    defined: list[str] = []
+    defined: list[tuple[str, bool]] = []
     for node in tree.body:
         for target in _bound_here(node):
             counts[target] = counts.get(target, 0) + 1
@@ -1099,9 +1101,9 @@ def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]], list[s
             imported += [(a.asname or a.name, node.module or "", a.name, node.level)
                          for a in node.names if a.name != "*"]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.append(node.name)
+            defined.append((node.name, bool(node.decorator_list)))
     once = {n for n, c in counts.items() if c == 1 and n not in globals_named}
-    return ([i for i in imported if i[0] in once], [d for d in defined if d in once])
+    return ([i for i in imported if i[0] in once], [d for d in defined if d[0] in once])
 
 
 def _bound_here(node: ast.stmt) -> list[str]:

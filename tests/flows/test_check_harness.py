@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from agentgate.run import band, outcomes
 from tests.support.git_repo import GitRepo, run_agentgate
 
 CALC = ("import os\n\n\ndef mul(a, b):\n    if os.environ.get('CALC_MODE') == 'exact':\n"
@@ -74,3 +75,23 @@ def test_a_sibling_conftest_of_fixtures_runs_nothing_more(repo: GitRepo) -> None
     results = data["results"]
     assert isinstance(results, dict)
     assert (results["passed"], results["failed"]) == (1, 0)
+
+
+def test_a_collect_ignore_the_patch_writes_turns_the_walk_off_nowhere(repo: GitRepo) -> None:
+    """Whether the project steers pytest's walk itself (``collect_ignore``, which switches
+    the conftest walk off) is the base's to say: an agent's conftest naming it with the
+    breaking change is still caught."""
+    repo.files({**FILES, "tests/integration/conftest.py": SETS_MODE["configure"]})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", BROKEN)
+    repo.write("tests/unit/conftest.py", "collect_ignore: list[str] = []\n")
+    repo.commit("break exact mode\n\nCo-authored-by: Claude <noreply@anthropic.com>")
+    code, data = _check(repo, base)
+    assert code != 0, data["reasons"]
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert "tests/unit/test_calc.py::test_mul" in results["failed_ids"]
+
+
+def test_the_band_names_the_option_the_outcome_plugin_defines() -> None:
+    assert band.HARNESS_OPTION == outcomes.HARNESS_OPTION  # a copy: the plugin imports pytest

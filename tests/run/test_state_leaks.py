@@ -353,6 +353,8 @@ REBINDS = {
     "imported-name": "mod.half = lambda x: x / 2",
     "test-function": "mod.test_half = _passes",
     "code-object": "mod.test_half.__code__ = _passes.__code__",
+    # A stand-in that says it wraps the test: the test's source applies no decorator.
+    "wrapped-stand-in": "mod.test_half = __import__('functools').wraps(mod.test_half)(_passes)",
 }
 HOOKED = (
     "import sys\n\n\n"
