@@ -28,7 +28,7 @@ from agentgate.graph import build as graph_build
 from agentgate.graph.types import ImportGraph, module_name
 from agentgate.ledger import committed as ledger_committed
 from agentgate.ledger import excuse as ledger_excuse
-from agentgate.plan import effects, markers, planner
+from agentgate.plan import effects, harness, markers, planner
 from agentgate.plan import pytest_config as planner_pytest
 from agentgate.plan.planner import Plan, PlanInput
 from agentgate.report.plan import BandRun, CheckDetail, Explain, PlanDetail
@@ -125,6 +125,21 @@ def _doctests(root: Path, head: str, head_pytest: Mapping[str, str | None]) -> f
         and posixpath.basename(f) not in ("conftest.py", "setup.py")
     ) or (not f.endswith(".py") and any(fnmatch.fnmatch(posixpath.basename(f), g)
                                         for g in options.globs)))
+
+
+def _collectors(root: Path, checked: RangeCheck, graph: ImportGraph,
+                head_pytest: Mapping[str, str | None]) -> frozenset[str]:
+    """The conftests and ``-p`` plugins that name ``pytest_collect_file``, at head or at the
+    merge-base: the tests they collect from files that are not Python are no test file of
+    the graph (red-team round 6: JSON cases a root conftest collected never ran in the band).
+    A mention anywhere counts (Sybil binds the hook by assignment)."""
+    plugins = [graph.modules[n] for n in harness.addopts_plugins(head_pytest)
+               if n in graph.modules]
+    specs = (":(glob)**/conftest.py", *(f":(literal){p}" for p in plugins))
+    found: set[str] = set()
+    for rev in dict.fromkeys((checked.head, checked.merge_base)):
+        found |= gitio.files_matching(root, rev, "pytest_collect_file", specs, fixed=True)
+    return frozenset(found)
 
 
 def _named_by(root: Path, checked: RangeCheck) -> dict[str, tuple[str, ...]]:
@@ -256,6 +271,7 @@ def plan_range(root: Path, base: str | None, head: str, *, confirm_env: bool = T
         doctests=_doctests(root, checked.head, head_pytest),
         named_by=_named_by(root, checked),
         effects=_effects(root, checked, config, graph),
+        collectors=_collectors(root, checked, graph, head_pytest),
     )
     extra = () if base is not None else (Reason(
         "no-base", Verdict.PROMOTE, "nothing to compare against: full suite required"),)
@@ -431,7 +447,8 @@ def _run(
 
     config = planned.range.config
     selection = planned.selection
-    if selection == () and not shadow:
+    item_dirs = planned.plan.item_dirs if selection is not None else ()
+    if selection == () and not item_dirs and not shadow:
         result.notes.append("no test impacted: nothing to run")
         return None, None
     # The range's interpreter check (issue 11): not a file the range tracks or changed.
@@ -441,7 +458,7 @@ def _run(
                          config.workers if workers is None else workers,
                          len(planned.plan.suite), planned.deselect,
                          _patch_tests(planned) if planned.base_given else (),
-                         _conftest_dirs(root, planned, selection))
+                         _conftest_dirs(root, planned, selection), item_dirs)
     frozen = _excused(root, planned, tree.path, result)
     report = band.run_band(root, config, tree, spec, frozen, display=display)
     report = _no_tests_at_base(root, planned, report)

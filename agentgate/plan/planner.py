@@ -52,6 +52,10 @@ class PlanInput:
     # Changed or added modules whose top level gained a statement with an effect beyond
     # their own names (``effects``): they reach the modules they import.
     effects: frozenset[str] = frozenset()
+    # Conftests (and ``-p`` plugins) that collect tests from files that are not Python: their
+    # ``pytest_collect_file`` (JSON cases, Markdown examples, as Sybil and pytest's own YAML
+    # example do), at head or at the merge-base.
+    collectors: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class Plan:
     suite: tuple[str, ...]  # every test file at head
     reasons: tuple[Reason, ...]  # PROMOTE reasons; scope and trust come from the gate
     notes: tuple[str, ...] = ()
+    # Folders whose non-Python files a collector turns into tests (``PlanInput.collectors``):
+    # what those tests import is in their data, so every change that reaches code runs them.
+    item_dirs: tuple[str, ...] = ()
 
     @property
     def promoted(self) -> bool:
@@ -100,19 +107,40 @@ def plan(inp: PlanInput) -> Plan:
     _escalate_locally(graph, impact)
     closure = graph.importers_closure(impact.seeds)
     _select(inp, graph, closure, tests, impact)
+    item_dirs = _item_dirs(inp) if _touches_code(impact) else ()
     for text in texts:  # its examples may import anything: every change runs it
         impact.offer(text, (text,))
     tests |= set(texts)
     reasons = _reasons(inp, graph, closure, impact, patterns)
     reasons += _escalations(graph, impact.seeds, tests)
     notes = _notes(impact, graph)
+    if item_dirs:
+        notes.append(f"tests collected from non-Python files ({', '.join(sorted(inp.collectors))}"
+                     f": pytest_collect_file) may import anything: those under "
+                     f"{', '.join(item_dirs)} run")
     return Plan(
         tests=tuple(sorted(impact.why)),
         why=dict(sorted(impact.why.items())),
         suite=tuple(sorted(tests)),
         reasons=tuple(reasons),
         notes=tuple(notes),
+        item_dirs=item_dirs,
     )
+
+
+def _item_dirs(inp: PlanInput) -> tuple[str, ...]:
+    """The folders a collector's items come from: its own (a root conftest's or a plugin's:
+    the test roots, or the whole tree where pytest's ``testpaths`` is unset), outermost."""
+    found: set[str] = set()
+    for path in inp.collectors:
+        folder = posixpath.dirname(path) if posixpath.basename(path) == CONFTEST else ""
+        if folder:
+            found.add(folder)
+        else:
+            found.update(("." if inp.config.collect_anywhere else t) for t in inp.config.tests)
+    if "." in found:
+        return (".",)
+    return tuple(f for f in sorted(found) if not any(under(f, g) for g in found if g != f))
 
 
 def test_files(config: Config, pytest_head: Mapping[str, str | None], graph: ImportGraph,

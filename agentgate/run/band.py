@@ -67,7 +67,7 @@ def clean_tree(
 
 @dataclass(frozen=True)
 class RunSpec:
-    label: str  # "band", "full", "patch-tests", "property", "property-marked", "shadow"
+    label: str  # "band", "full", "patch-tests", "items", "property", "property-marked", "shadow"
     args: tuple[str, ...]  # selection and options for pytest
     selected: int | None  # test files or node ids asked for; None for the whole suite
     seed: int | None = None  # --hypothesis-seed passed to this run
@@ -320,6 +320,10 @@ class BandSpec:
     # (red-team round 6: a sibling folder's conftest set the session's mode for every test,
     # and the band, naming files, never loaded it).
     conftest_dirs: tuple[str, ...] = ()
+    # Folders where a conftest collects tests from files that are not Python (``plan.
+    # planner``: their items may import anything): a run of selected files collects those
+    # items too (red-team round 6: JSON cases and Markdown examples never ran in the band).
+    item_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -351,6 +355,8 @@ def property_split(entries: Sequence[str]) -> tuple[list[str], list[str]]:
 # untouched base test's ``__code__``, made the base's failing test pass beside it (red-team,
 # helper-15); in a process of their own, the base's tests meet head's code as it is.
 PATCH_TESTS = "patch-tests"
+# The tests conftests collect from files that are not Python (``BandSpec.item_dirs``).
+ITEMS = "items"
 
 
 def band_runs(spec: BandSpec, tree: Path) -> list[RunSpec]:
@@ -379,9 +385,21 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     own = [s for s in rest if _in_any(s, apart)]
     rest = [s for s in rest if not _in_any(s, apart)]
-    return [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree), *_as_args(chosen)),
+    runs = [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree), *_as_args(chosen)),
                     len(chosen), paths=tuple(chosen))
             for label, chosen in (("band", rest), (PATCH_TESTS, own)) if chosen]
+    items = [d for d in spec.item_dirs if (tree / d).is_dir()]
+    if items:
+        # A run of its own: walking a folder would collect the whole of a selected file in
+        # it, where the band names some of its tests.
+        # A file the selection names (a witness's impacted item) runs there, not twice.
+        named = sorted({s.split("::", 1)[0] for s in spec.selection
+                        if not s.split("::", 1)[0].endswith(".py")})
+        runs.append(RunSpec(ITEMS, (*deselect, *_unrun(spec), *_harness(spec, tree),
+                                    *(f"{ITEMS_OPTION}={d}" for d in items),
+                                    *(f"--ignore={n}" for n in named), *_as_args(items)),
+                            len(items), paths=tuple(items)))
+    return runs
 
 
 def _harness(spec: BandSpec, tree: Path) -> list[str]:
@@ -391,6 +409,7 @@ def _harness(spec: BandSpec, tree: Path) -> list[str]:
 
 
 HARNESS_OPTION = "--agentgate-harness-dir"  # as run/outcomes.py defines it (not imported)
+ITEMS_OPTION = "--agentgate-items-dir"  # the same
 
 
 def _unrun(spec: BandSpec) -> list[str]:

@@ -54,6 +54,10 @@ ONLY_OPTION = "--agentgate-only"
 # conftest there as the whole suite's run does, and collects none of its files but those
 # the arguments name.
 HARNESS_OPTION = "--agentgate-harness-dir"
+# A folder whose tests a conftest collects from files that are not Python (its
+# ``pytest_collect_file``: JSON cases, Markdown examples; ``run.band``): pytest walks it and
+# collects every such file there, and none of its Python files but those the arguments name.
+ITEMS_OPTION = "--agentgate-items-dir"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -278,6 +282,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "but those given as arguments",
     )
     parser.getgroup("agentgate").addoption(
+        ITEMS_OPTION, dest="agentgate_items_dirs", action="append", default=[],
+        metavar="DIR", help="agentgate: collect DIR's files that are not Python, and none of "
+        "its Python files but those given as arguments",
+    )
+    parser.getgroup("agentgate").addoption(
         PROGRESS_OPTION, dest="agentgate_progress", default=None, metavar="PATH",
         help="agentgate: append one JSON line to PATH as each test finishes (progress)",
     )
@@ -285,26 +294,33 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
     """A file inside a folder given only for its conftests, and not named by an argument,
-    is not collected (``HARNESS_OPTION``); folders are walked, so their conftests load."""
+    is not collected (``HARNESS_OPTION``); folders are walked, so their conftests load. In
+    a folder given for its non-Python items (``ITEMS_OPTION``) a file that is not Python is
+    left to the collectors."""
     harness = config.stash.get(_HARNESS_KEY, None)
     if harness is None:
-        dirs = config.getoption("agentgate_harness_dirs", None) or []
         base = str(config.invocation_params.dir)
+
+        def folders(dest: str) -> list[str]:
+            dirs = config.getoption(dest, None) or []
+            return [os.path.join(os.path.normpath(os.path.join(base, d)), "") for d in dirs]
+
         named = {os.path.normpath(os.path.join(base, str(a).split("::", 1)[0]))
                  for a in config.args}
-        harness = ([os.path.join(os.path.normpath(os.path.join(base, d)), "") for d in dirs],
-                   named)
+        harness = (folders("agentgate_harness_dirs"), folders("agentgate_items_dirs"), named)
         config.stash[_HARNESS_KEY] = harness
-    folders, named = harness
-    if not folders:
+    walked, items, named = harness
+    if not walked and not items:
         return None
     path = os.path.normpath(str(collection_path))
-    if path in named or not any(path.startswith(f) for f in folders):
+    if path in named or os.path.isdir(path):
         return None
-    return None if os.path.isdir(path) else True
+    if not path.endswith(".py") and any(path.startswith(f) for f in items):
+        return None  # the collectors' to take
+    return True if any(path.startswith(f) for f in (*walked, *items)) else None
 
 
-_HARNESS_KEY = pytest.StashKey[tuple[list[str], set[str]]]()
+_HARNESS_KEY = pytest.StashKey[tuple[list[str], list[str], set[str]]]()
 
 
 @pytest.hookimpl(trylast=True)
