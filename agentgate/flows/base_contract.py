@@ -395,10 +395,11 @@ def test_side_helpers(root: Path, checked: RangeCheck, tests: TestFiles,
     read = test_side.base_text(root, mb, prefetch=[p for p in changed
                                                     if not test_side.named_for_tests(p)],
                                known=known)  # ``_texts``: the range's base texts, read once
-    if not any(test_side.named_for_tests(p) or test_side.acts_for_tests(read(p))
-               for p in changed):
+    bound = test_side.bound_as_tests(root, mb, tests)
+    if not any(test_side.named_for_tests(p) or module_name(config, p) in bound
+               or test_side.acts_for_tests(read(p)) for p in changed):
         return set(), set()  # the base's graph is built only when a candidate changed
-    side = _test_side(root, config, mb, tests, plugins, read)
+    side = _test_side(root, config, mb, tests, plugins, read, bound)
     helpers: set[str] = set()
     helped: set[str] = set()
     for path in changed:
@@ -437,12 +438,12 @@ def _docs_tests_read(root: Path, checked: RangeCheck, tests: TestFiles
 
 
 def _test_side(root: Path, config: Config, merge_base: str, tests: TestFiles,
-               plugins: Iterable[str], read: Callable[[str], str | None] | None = None
-               ) -> test_side.TestSide:
+               plugins: Iterable[str], read: Callable[[str], str | None] | None = None,
+               bound: frozenset[str] = frozenset()) -> test_side.TestSide:
     from agentgate.graph import build as graph_build
 
     return test_side.TestSide(graph_build.build(root, config, merge_base), config, tests,
-                              plugins, read or test_side.base_text(root, merge_base))
+                              plugins, read or test_side.base_text(root, merge_base), bound)
 
 
 def _texts(root: Path, changes: list[Change]) -> dict[str, tuple[str | None, str | None]]:

@@ -9,11 +9,12 @@ root, a plugin the base loads, or another test-side candidate.
 
 A candidate says it serves the tests by its path (a word starting with ``test``, or
 ``fixtures``, ``mocks``...: ``named_for_tests``), by what it holds (it imports a test
-framework, defines an ``assert...`` function or raises ``AssertionError``:
-``acts_for_tests``), or, for a plugin's helpers, by a plugin importing it. Who imports it
-is not enough alone: on a flat project every module is imported by its tests only, and
-every patch would then pay a run of its tests' base forms. A module the code under test
-imports is code, whatever its name or content.
+framework, defines an ``assert...`` or a ``test...`` function or method, or raises
+``AssertionError``: ``acts_for_tests``), by a test file binding one of its functions under
+a test's name (``bound_as_tests``), or, for a plugin's helpers, by a plugin importing it.
+Who imports it is not enough alone: on a flat project every module is imported by its
+tests only, and every patch would then pay a run of its tests' base forms. A module the
+code under test imports is code, whatever its name or content.
 
 One notion, two uses (``base_contract``): the plugins' helpers are harness, laid over as at
 the base for the whole selection; a changed test-side module is support of the base test
@@ -55,8 +56,10 @@ def named_for_tests(path: str) -> bool:
 def acts_for_tests(text: str | None) -> bool:
     """Whether a module's source is written for the tests: it imports a test framework
     (``import pytest``, ``from unittest import mock``), defines a function whose name starts
-    with ``assert`` (``assert_total``, ``assertPrice``), or raises ``AssertionError``. A
-    plain ``assert`` is not enough: code under test states its invariants with it."""
+    with ``assert`` (``assert_total``, ``assertPrice``) or a test (``test``, pytest's
+    default: a contract mixin's ``test_mul`` that the test classes inherit, red-team round
+    6), or raises ``AssertionError``. A plain ``assert`` is not enough: code under test
+    states its invariants with it."""
     tree = pysource.parse(text)
     if tree is None:
         return False
@@ -68,13 +71,54 @@ def acts_for_tests(text: str | None) -> bool:
             if not node.level and (node.module or "").partition(".")[0] in _FRAMEWORKS:
                 return True
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.lower().startswith("assert"):
+            if node.name.lower().startswith("assert") or node.name.startswith("test"):
                 return True
         elif isinstance(node, ast.Raise) and node.exc is not None:
             raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             if isinstance(raised, ast.Name) and raised.id == "AssertionError":
                 return True
     return False
+
+
+def bound_as_tests(root: Path, rev: str, tests: TestFiles) -> frozenset[str]:
+    """The modules whose functions a test file at ``rev`` binds under a test's name at its
+    top level (``test_mul = check_mul`` after ``from app.contract import check_mul``, or
+    ``test_mul = app.contract.check_mul``): the test's body is theirs (red-team round 6).
+    One ``git grep`` for such an assignment, and a read of the few test files it finds."""
+    found = gitio.files_matching(root, rev, r"^test[A-Za-z0-9_]*[[:space:]]*(:[^=]*)?=[^=]")
+    files = sorted(f for f in found if tests.match(f))
+    modules: set[str] = set()
+    for text in (gitio.read_many_at(root, rev, files) if files else {}).values():
+        tree = pysource.parse(text)
+        if tree is None:
+            continue
+        imported: dict[str, str] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.update((a.asname or a.name, node.module) for a in node.names)
+        for node in tree.body:
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AnnAssign) else [])
+            if not any(isinstance(t, ast.Name) and t.id.startswith("test") for t in targets):
+                continue
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Name) and value.id in imported:
+                modules.add(imported[value.id])
+            elif isinstance(value, ast.Attribute):
+                dotted = _dotted(value.value)
+                if dotted:
+                    modules.add(imported.get(dotted, dotted))
+    return frozenset(modules)
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    """``app.contract`` of an ``app.contract`` expression; None for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        head = _dotted(expr.value)
+        return None if head is None else f"{head}.{expr.attr}"
+    return None
 
 
 class TestSide:
@@ -84,9 +128,11 @@ class TestSide:
     __test__ = False  # not a pytest test class, whatever its name
 
     def __init__(self, graph: ImportGraph, config: Config, tests: TestFiles,
-                 plugins: Iterable[str], text: Callable[[str], str | None]) -> None:
+                 plugins: Iterable[str], text: Callable[[str], str | None],
+                 bound: frozenset[str] = frozenset()) -> None:
         self.graph, self.config, self.tests = graph, config, tests
         self.plugins = frozenset(plugins)
+        self.bound = bound  # ``bound_as_tests``
         self._text = text
         self._by_path = {path: name for name, path in graph.modules.items()}
         self._plugin_modules = {self._by_path[p] for p in self.plugins if p in self._by_path}
@@ -109,7 +155,7 @@ class TestSide:
         path = self.path(module)
         if not path or (path.endswith("__init__.py") and not named_for_tests(path)):
             return False
-        if named_for_tests(path) or any(
+        if named_for_tests(path) or module in self.bound or any(
                 module in self.graph.imports.get(p, ()) for p in self._plugin_modules):
             return True
         if path not in self._acts:

@@ -270,12 +270,58 @@ def test_a_helper_a_conftest_hands_out_serves_the_tests_under_it(chain: GitRepo)
     assert _rewritten(data) == ["tests/test_helped.py"], data["reasons"]
 
 
+# A test whose body lives in a code module (red-team round 6): a contract mixin shipped in
+# the package, whose ``test_*`` methods the test classes inherit, and a function a test
+# module binds under a test's name. The test file is untouched and the node id the same.
+CONTRACTS = {
+    "mixin": ("class LoudContract:\n    def test_loud(self):\n"
+              "        assert self.loud('a') == 'A!'\n",
+              "from app.contract import LoudContract\nfrom app.loud import loud\n\n\n"
+              "class TestLoud(LoudContract):\n    loud = staticmethod(loud)\n"),
+    "bound": ("from app.loud import loud\n\n\ndef check_loud():\n"
+              "    assert loud('a') == 'A!'\n",
+              "from app.contract import check_loud\n\ntest_loud = check_loud\n"),
+    "bound-dotted": ("from app.loud import loud\n\n\ndef check_loud():\n"
+                     "    assert loud('a') == 'A!'\n",
+                     "import app.contract\n\ntest_loud = app.contract.check_loud\n"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CONTRACTS))
+def test_a_test_body_in_a_code_module_loosened_with_the_bug_is_caught(
+    chain: GitRepo, shape: str,
+) -> None:
+    contract, test = CONTRACTS[shape]
+    chain.files({"app/loud.py": LOUD, "app/contract.py": contract, "tests/__init__.py": "",
+                 "tests/test_contract.py": test})
+    chain.commit("a contract the tests take their bodies from")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
+                   "app/contract.py": contract.replace("== 'A!'", "in ('A!', 'A?')")})
+    data = check_json(chain)
+    assert _rewritten(data) == ["tests/test_contract.py"], data["reasons"]
+
+
+@pytest.mark.parametrize("shape", sorted(CONTRACTS))
+def test_a_contract_module_improved_with_the_code_passes(chain: GitRepo, shape: str) -> None:
+    contract, test = CONTRACTS[shape]
+    chain.files({"app/loud.py": LOUD, "app/contract.py": contract, "tests/__init__.py": "",
+                 "tests/test_contract.py": test})
+    chain.commit("a contract the tests take their bodies from")
+    chain.git("tag", "-f", "base")
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'!'  # loud"),
+                   "app/contract.py": contract.replace("== 'A!'", "== 'A!', 'shouted'")})
+    data = check_json(chain)
+    assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
+
+
 @pytest.mark.parametrize(("text", "acts"), [
     ("import pytest\n", True), ("from unittest import mock\n", True),
     ("import hypothesis.strategies as st\n", True),
     ("def assert_total(cart, total):\n    pass\n", True),
     ("class Checks:\n    def assertPrice(self, p):\n        pass\n", True),
     ("def ok(x):\n    if not x:\n        raise AssertionError(x)\n", True),
+    ("class Contract:\n    def test_mul(self):\n        pass\n", True),
     ("def mul(a, b):\n    assert isinstance(a, int)\n    return a * b\n", False),
     ("from .unittest import runner\n", False), ("import pytesting\n", False),
     ("def f(:\n", False), (None, False),
