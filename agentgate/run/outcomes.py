@@ -1071,8 +1071,13 @@ def _rebound_names(module: object, space: dict[str, Any], file: str, where: str,
         actual = space.get(bound, _MISSING)
         if actual is not expected and actual is not _MISSING:
             found[f"{SWAP}{where}::{bound}"] = _shown(actual)
-    for name, decorated in defined:
+    for name, decorated, defaults in defined:
         value: Any = space.get(name)
+        if (defaults is not None and not decorated and isinstance(value, types.FunctionType)
+                and (value.__defaults__, value.__kwdefaults__) != defaults):
+            # The test's data, as its source gives it, replaced (red-team round 6).
+            found[f"{SWAP}{where}::{name}.__defaults__"] = repr(value.__defaults__)[:80]
+            continue
         code = _code_file(value)
         # A decorator the source applies returns its wrapper: the test under it (its
         # ``__wrapped__``) is still the file's. An undecorated test's stand-in with a
@@ -1093,11 +1098,15 @@ def _rebound_names(module: object, space: dict[str, Any], file: str, where: str,
 _MISSING = object()
 
 
-def _source_bindings(file: str
-                     ) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, bool]]] | None:
+_Defaults = tuple[tuple[Any, ...] | None, dict[str, Any] | None]
+
+
+def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]],
+                                         list[tuple[str, bool, _Defaults | None]]] | None:
     """A module's top-level ``from X import a as b`` (b, X, a, level) and its functions and
-    classes (name, whether decorated), leaving out every name its source binds more than
-    once or declares ``global``; None when the file does not read or parse."""
+    classes (name, whether decorated, literal defaults: ``_literal_defaults``), leaving out
+    every name its source binds more than once or declares ``global``; None when the file
+    does not read or parse."""
     try:
         with open(file, "rb") as fh:
             tree = ast.parse(fh.read())
@@ -1109,7 +1118,7 @@ def _source_bindings(file: str
         if isinstance(node, ast.Global):
             globals_named.update(node.names)
     imported: list[tuple[str, str, str, int]] = []
-    defined: list[tuple[str, bool]] = []
+    defined: list[tuple[str, bool, _Defaults | None]] = []
     for node in tree.body:
         for target in _bound_here(node):
             counts[target] = counts.get(target, 0) + 1
@@ -1117,9 +1126,32 @@ def _source_bindings(file: str
             imported += [(a.asname or a.name, node.module or "", a.name, node.level)
                          for a in node.names if a.name != "*"]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.append((node.name, bool(node.decorator_list)))
+            defined.append((node.name, bool(node.decorator_list), _literal_defaults(node)))
     once = {n for n, c in counts.items() if c == 1 and n not in globals_named}
     return ([i for i in imported if i[0] in once], [d for d in defined if d[0] in once])
+
+
+def _literal_defaults(node: ast.stmt) -> _Defaults | None:
+    """A function's ``__defaults__`` and ``__kwdefaults__`` as its source writes them, when
+    every default is an immutable literal (numbers, strings, tuples of them: nothing a test
+    can change in place); else None."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    try:
+        positional = tuple(ast.literal_eval(d) for d in node.args.defaults)
+        keywords = {a.arg: ast.literal_eval(d) for a, d in zip(
+            node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d is not None}
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not all(_immutable(v) for v in (*positional, *keywords.values())):
+        return None
+    return positional or None, keywords or None
+
+
+def _immutable(value: object) -> bool:
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
+    return value is None or isinstance(value, bool | int | float | complex | str | bytes)
 
 
 def _bound_here(node: ast.stmt) -> list[str]:
