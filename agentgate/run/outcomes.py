@@ -28,6 +28,7 @@ import ast
 import contextlib
 import fnmatch
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -1037,6 +1038,76 @@ def module_swaps(rootpath: object, patterns: list[str], items: Iterable[pytest.I
     return found
 
 
+def doctest_swaps(rootpath: object, items: Iterable[pytest.Item]) -> dict[str, str]:
+    """Docstring examples the doctest run does not take from the source, in the modules of
+    the tree whose examples run: an object whose ``__doc__`` at run time is not the
+    docstring its source writes (a decorator "keeping the examples in sync" with a broken
+    function), and an example docstring of a function or class the module defines that
+    doctest's finder no longer finds (the function wrapped in a callable object):
+    ``swap:app/calc.py::mul.__doc__``. The examples are judged from the source (red-team
+    round 6); the run must be running those."""
+    import doctest
+
+    root = os.path.join(os.path.realpath(str(rootpath)), "")
+    modules: dict[str, str] = {}  # module name -> its file, for each module run for examples
+    for item in items:
+        test = getattr(item, "dtest", None)
+        file = getattr(test, "filename", None)
+        name = (getattr(test, "globs", None) or {}).get("__name__")
+        if isinstance(file, str) and file.endswith(".py") and isinstance(name, str):
+            modules.setdefault(name, file)
+    found: dict[str, str] = {}
+    for name, file in modules.items():
+        rel = _tree_rel(file, root)
+        module = sys.modules.get(name)
+        written = _source_docstrings(file) if rel is not None and module is not None else None
+        if not written:
+            continue
+        try:
+            ran = {t.name: t.docstring or "" for t in doctest.DocTestFinder().find(module)}
+        except Exception:  # whatever the module holds: never the tests' error
+            continue
+        where = str(rel).replace(os.sep, "/")
+        for qualname, text in written.items():
+            key = f"{SWAP}{where}::{qualname}.__doc__"
+            runs = ran.get(f"{name}.{qualname}")
+            if runs is None and ">>>" in text:
+                found[key] = "its examples no longer run"
+            elif runs is not None and inspect.cleandoc(runs) != inspect.cleandoc(text):
+                found[key] = "rewritten at run time"
+    return found
+
+
+def _source_docstrings(file: str) -> dict[str, str] | None:
+    """The docstrings of the functions and classes a module's top level (and its classes')
+    defines once, by qualified name; None when the file does not read or parse."""
+    try:
+        with open(file, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: dict[str, str] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        defs = [n for n in body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        counts: dict[str, int] = {}
+        for node in body:
+            for name in _bound_here(node):
+                counts[name] = counts.get(name, 0) + 1
+        for node in defs:
+            if counts.get(node.name) != 1:
+                continue
+            text = ast.get_docstring(node, clean=False)
+            if text is not None:
+                found[prefix + node.name] = text
+            if isinstance(node, ast.ClassDef):
+                walk(node.body, f"{prefix}{node.name}.")
+
+    walk(tree.body, "")
+    return found
+
+
 def _rebound_names(module: object, space: dict[str, Any], file: str, where: str, root: str,
                    patterns: list[str]) -> dict[str, str]:
     """The names a test module's own source binds that hold something else once it is
@@ -1219,6 +1290,7 @@ class StateLeaks:
         try:
             found = library_swaps(config.rootpath, _side_patterns(config))
             found.update(module_swaps(config.rootpath, _side_patterns(config), items))
+            found.update(doctest_swaps(config.rootpath, items))
             found.update(hypothesis_profile())
             return found
         except Exception as exc:  # whatever a module holds: one value, never the tests' error
