@@ -1078,13 +1078,19 @@ def doctest_swaps(rootpath: object, items: Iterable[pytest.Item]) -> dict[str, s
     return found
 
 
+def _parsed(file: str) -> ast.Module | None:
+    try:
+        with open(file, "rb") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _source_docstrings(file: str) -> dict[str, str] | None:
     """The docstrings of the functions and classes a module's top level (and its classes')
     defines once, by qualified name; None when the file does not read or parse."""
-    try:
-        with open(file, "rb") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
+    tree = _parsed(file)
+    if tree is None:
         return None
     found: dict[str, str] = {}
 
@@ -1178,10 +1184,8 @@ def _source_bindings(file: str) -> tuple[list[tuple[str, str, str, int]],
     classes (name, whether decorated, literal defaults: ``_literal_defaults``), leaving out
     every name its source binds more than once or declares ``global``; None when the file
     does not read or parse."""
-    try:
-        with open(file, "rb") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
+    tree = _parsed(file)
+    if tree is None:
         return None
     counts: dict[str, int] = {}
     globals_named: set[str] = set()

@@ -287,31 +287,30 @@ CONTRACTS = {
 }
 
 
-@pytest.mark.parametrize("shape", sorted(CONTRACTS))
-def test_a_test_body_in_a_code_module_loosened_with_the_bug_is_caught(
-    chain: GitRepo, shape: str,
-) -> None:
+def _with_contract(chain: GitRepo, shape: str, loud: str, check: str) -> dict[str, Any]:
+    """A base whose test takes its body from ``app/contract.py`` (``CONTRACTS``), then a
+    commit changing ``loud``'s suffix to ``loud`` and the contract's check to ``check``."""
     contract, test = CONTRACTS[shape]
     chain.files({"app/loud.py": LOUD, "app/contract.py": contract, "tests/__init__.py": "",
                  "tests/test_contract.py": test})
     chain.commit("a contract the tests take their bodies from")
     chain.git("tag", "-f", "base")
-    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'?'"),
-                   "app/contract.py": contract.replace("== 'A!'", "in ('A!', 'A?')")})
-    data = check_json(chain)
+    commit(chain, {"app/loud.py": LOUD.replace("'!'", loud),
+                   "app/contract.py": contract.replace("== 'A!'", check)})
+    return check_json(chain)
+
+
+@pytest.mark.parametrize("shape", sorted(CONTRACTS))
+def test_a_test_body_in_a_code_module_loosened_with_the_bug_is_caught(
+    chain: GitRepo, shape: str,
+) -> None:
+    data = _with_contract(chain, shape, "'?'", "in ('A!', 'A?')")
     assert _rewritten(data) == ["tests/test_contract.py"], data["reasons"]
 
 
 @pytest.mark.parametrize("shape", sorted(CONTRACTS))
 def test_a_contract_module_improved_with_the_code_passes(chain: GitRepo, shape: str) -> None:
-    contract, test = CONTRACTS[shape]
-    chain.files({"app/loud.py": LOUD, "app/contract.py": contract, "tests/__init__.py": "",
-                 "tests/test_contract.py": test})
-    chain.commit("a contract the tests take their bodies from")
-    chain.git("tag", "-f", "base")
-    commit(chain, {"app/loud.py": LOUD.replace("'!'", "'!'  # loud"),
-                   "app/contract.py": contract.replace("== 'A!'", "== 'A!', 'shouted'")})
-    data = check_json(chain)
+    data = _with_contract(chain, shape, "'!'  # loud", "== 'A!', 'shouted'")
     assert (data["exit_code"], codes(data)) == (0, []), data["reasons"]
 
 

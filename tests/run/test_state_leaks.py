@@ -371,14 +371,27 @@ PLAIN_TEST = ("from app.calc import half\n\n\n"
               "def test_half():\n    assert half(3) == 1.5\n")
 
 
-@pytest.mark.parametrize("what", sorted(REBINDS))
+# The test's data in its defaults, replaced the same way (red-team round 6).
+DATA_TESTS = {
+    "defaults": ("from app.calc import half\n\n\n"
+                 "def test_half(x=3, want=1.5):\n    assert half(x) == want\n",
+                 "mod.test_half.__defaults__ = (3, 1.0)"),
+    "kwdefaults": ("from app.calc import half\n\n\n"
+                   "def test_half(*, x=3, want=(1.5,)):\n    assert half(x) in want\n",
+                   "mod.test_half.__kwdefaults__ = {'x': 3, 'want': (1.0,)}"),
+}
+ATTACKS = {**{k: (PLAIN_TEST, v) for k, v in REBINDS.items()}, **DATA_TESTS}
+
+
+@pytest.mark.parametrize("what", sorted(ATTACKS))
 def test_code_under_test_that_rebinds_a_test_modules_own_names_is_blocked(
     repo: GitRepo, what: str,
 ) -> None:
+    test, rebind = ATTACKS[what]
     repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
-                "app/calc.py": HALF, "tests/test_calc.py": PLAIN_TEST})
+                "app/calc.py": HALF, "tests/test_calc.py": test})
     base = repo.commit("initial")
-    repo.write("app/calc.py", HOOKED.replace("{rebind}", REBINDS[what])
+    repo.write("app/calc.py", HOOKED.replace("{rebind}", rebind)
                + HALF.replace("x / 2", "x / 3"))
     repo.commit("break half, rebind the test's names")
     plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
@@ -390,67 +403,34 @@ def test_code_under_test_that_rebinds_a_test_modules_own_names_is_blocked(
     assert leaks.SWAP_CODE in _codes(data), data["reasons"]
 
 
-# The test's data in its defaults, replaced the same way (red-team round 6).
-DATA_TESTS = {
-    "defaults": ("def test_half(x=3, want=1.5):\n    assert half(x) == want\n",
-                 "mod.test_half.__defaults__ = (3, 1.0)"),
-    "kwdefaults": ("def test_half(*, x=3, want=(1.5,)):\n    assert half(x) in want\n",
-                   "mod.test_half.__kwdefaults__ = {'x': 3, 'want': (1.0,)}"),
+# The twins: the test module itself wraps what it imported, and a new test file decorates
+# its test with the package's own decorator (``functools.wraps``); literal defaults as the
+# source gives them, and a mutable default the test fills as it runs (no literal to hold
+# it to).
+TWINS = {
+    "own-wrapper": ("\n\ndef logged(f):\n    import functools\n\n"
+                    "    @functools.wraps(f)\n    def run(*a):\n        return f(*a)\n\n"
+                    "    return run\n",
+                    "from app.calc import half, logged\n\nhalf = logged(half)\n\n\n"
+                    "@logged\ndef test_logged():\n    assert half(4) == 2\n"),
+    "own-defaults": ("\n\nTWICE = 2\n",
+                     "from app.calc import half\n\n\n"
+                     "def test_literal(x=-4, want=(-2.0,), *, note='n'):\n"
+                     "    assert half(x) in want\n\n\n"
+                     "def test_fills(seen=[]):\n    seen.append(half(2))\n"
+                     "    assert seen == [1.0]\n"),
 }
 
 
-@pytest.mark.parametrize("what", sorted(DATA_TESTS))
-def test_code_under_test_that_replaces_a_tests_defaults_is_blocked(
-    repo: GitRepo, what: str,
-) -> None:
-    test, rebind = DATA_TESTS[what]
-    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
-                "app/calc.py": HALF, "tests/test_calc.py": "from app.calc import half\n\n\n"
-                + test})
-    base = repo.commit("initial")
-    repo.write("app/calc.py", HOOKED.replace("{rebind}", rebind)
-               + HALF.replace("x / 2", "x / 3"))
-    repo.commit("break half, rebind the test's data")
-    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                           cwd=repo.path, capture_output=True, text=True)
-    assert plain.returncode == 0, plain.stdout  # the attack works on the whole suite
-    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
-    data = json.loads(done.stdout)
-    assert done.returncode == 4, data["reasons"]
-    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
-
-
-def test_a_tests_own_defaults_and_a_default_it_fills_pass(repo: GitRepo) -> None:
-    """The twin: literal defaults as the source gives them, and a mutable default the test
-    fills as it runs (no literal to hold it to)."""
+@pytest.mark.parametrize("what", sorted(TWINS))
+def test_a_test_module_rebinding_its_own_names_passes(repo: GitRepo, what: str) -> None:
+    code, test = TWINS[what]
     repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
                 "app/calc.py": HALF, "tests/test_calc.py": PLAIN_TEST})
     base = repo.commit("initial")
-    repo.write("app/calc.py", HALF + "\n\nTWICE = 2\n")
-    repo.write("tests/test_data.py", "from app.calc import half\n\n\n"
-               "def test_literal(x=-4, want=(-2.0,), *, note='n'):\n"
-               "    assert half(x) in want\n\n\n"
-               "def test_fills(seen=[]):\n    seen.append(half(2))\n"
-               "    assert seen == [1.0]\n")
-    repo.commit("a constant and data-driven tests")
-    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
-    data = json.loads(done.stdout)
-    assert done.returncode == 0, data["reasons"]
-
-
-def test_a_test_module_rebinding_its_own_names_passes(repo: GitRepo) -> None:
-    """The twin: the test module itself wraps what it imported, and a new test file
-    decorates its test with the package's own decorator (``functools.wraps``)."""
-    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
-                "app/calc.py": HALF, "tests/test_calc.py": PLAIN_TEST})
-    base = repo.commit("initial")
-    repo.write("app/calc.py", HALF + "\n\ndef logged(f):\n    import functools\n\n"
-               "    @functools.wraps(f)\n    def run(*a):\n        return f(*a)\n\n"
-               "    return run\n")
-    repo.write("tests/test_logged.py", "from app.calc import half, logged\n\n"
-               "half = logged(half)\n\n\n@logged\ndef test_logged():\n"
-               "    assert half(4) == 2\n")
-    repo.commit("a decorator and its test")
+    repo.write("app/calc.py", HALF + code)
+    repo.write("tests/test_new.py", test)
+    repo.commit("new code and its test")
     done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
     data = json.loads(done.stdout)
     assert done.returncode == 0, data["reasons"]
