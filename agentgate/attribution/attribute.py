@@ -38,7 +38,14 @@ from agentgate.attribution.runs import (
 )
 from agentgate.attribution.stages import Stages
 from agentgate.attribution.summary import Summary, build_result, recheck_command
-from agentgate.attribution.verdict import Attribution, Decision, TreeEvidence, decide
+from agentgate.attribution.verdict import (
+    Attribution,
+    Decision,
+    TreeEvidence,
+    decide,
+    failure_signature,
+    without_identity,
+)
 from agentgate.core.errors import AgentgateError, GitError
 from agentgate.core.text import listed
 from agentgate.git import gitio, worktrees
@@ -95,40 +102,66 @@ def _verdict(root: Path, config: Config, request: Request, summary: Summary) -> 
 
 def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
                decision: Decision) -> Decision:
-    """A freeze's last check: the base's own full run -- the project's settings and plugins,
-    every test file, as its CI runs it -- on a seed the base failed. The runs above take
-    the test apart from its suite and from the project's plugins (xdist's ``worker_id``,
-    another file's set-up); a failure that only shows so is theirs, not the base's (flake
-    trial round 3: both trees failed for want of what the full run gives, PRE_EXISTING and
-    a freeze, for a patch that broke the test). Passing there is HARNESS_ENV; a run that
-    says nothing of the test confirms nothing, so no freeze either."""
+    """A freeze's last check: the project's own full run -- its settings and plugins, every
+    test file, as its CI runs it, in a fixed order -- on a seed the base failed, at the base
+    and then at head. The runs above take the test apart from its suite and from the
+    project's plugins (xdist's ``worker_id``, another file's set-up); a failure that only
+    shows so is theirs, not the base's (flake trial round 3: both trees failed for want of
+    what the full run gives, PRE_EXISTING and a freeze, for a patch that broke the test).
+    Passing there is HARNESS_ENV; a run that says nothing of the test confirms nothing. The
+    base's suite must fail it as the runs above saw it fail, and head's suite as the base's
+    does (flake trial round 4: a base suite failing it for another, rarer reason, or in the
+    order pytest-randomly drew, confirmed a failure the patch caused)."""
     failing = summary.base.failing_seeds() if summary.base is not None else []
     seed = failing[0] if failing else config.pythonhashseed
-    outcome = _base_full_run(root, config, request, summary.base_sha, seed)
-    if outcome.outcome in (Outcome.FAILED, Outcome.ERROR):
-        return decision  # a run the time limit ended confirms nothing
-    said = ("passes" if outcome.outcome is Outcome.PASSED else
-            f"was not confirmed ({outcome.outcome}: {outcome.detail})")
-    return Decision(Attribution.HARNESS_ENV, False, (
-        f"{decision.detail}; but in the base's own full run (the project's pytest settings "
-        f"and plugins, seed {seed}) the test {said}: it fails only as attribution runs it, "
-        "apart from its suite, so no freeze"))
+    outcome = _full_run(root, config, request, summary.base_sha, seed)
+    if outcome.outcome not in (Outcome.FAILED, Outcome.ERROR):
+        said = ("passes" if outcome.outcome is Outcome.PASSED else
+                f"was not confirmed ({outcome.outcome}: {outcome.detail})")
+        return Decision(Attribution.HARNESS_ENV, False, (
+            f"{decision.detail}; but in the base's own full run (the project's pytest "
+            f"settings and plugins, seed {seed}) the test {said}: it fails only as "
+            "attribution runs it, apart from its suite, so no freeze"))
+    base_sig = failure_signature(outcome.outcome, outcome.detail)
+    seen = sorted({without_identity(s) for s in summary.base.signatures()}
+                  if summary.base is not None else ())
+    if base_sig not in seen:
+        return Decision(Attribution.INCONCLUSIVE, False, (
+            f"{decision.detail}; but the base's own full run (seed {seed}) fails it otherwise "
+            f"({base_sig}) than the runs above ({'; '.join(seen) or 'none'}): what fails it "
+            "in its suite is not what they saw, so no freeze"))
+    head = _full_run(root, config, request, summary.head_sha, seed)
+    head_sig = (failure_signature(head.outcome, head.detail)
+                if head.outcome in (Outcome.FAILED, Outcome.ERROR) else None)
+    if head_sig == base_sig:
+        return decision
+    if head.outcome is Outcome.PASSED:
+        return Decision(Attribution.NO_REPRO, False, (
+            f"{decision.detail}; but head's own full run (seed {seed}) passes the test: "
+            "nothing to freeze"))
+    said = head_sig or f"{head.outcome}: {head.detail}"
+    return Decision(Attribution.PATCH_INDUCED, False, (
+        f"{decision.detail}; but in the project's own full runs (seed {seed}) head fails it "
+        f"otherwise ({said}) than the base ({base_sig}): the patch changed how it fails"))
 
 
-def _base_full_run(root: Path, config: Config, request: Request, base: str,
-                   seed: int) -> RunOutcome:
+def _full_run(root: Path, config: Config, request: Request, rev: str,
+              seed: int) -> RunOutcome:
+    """The project's plain command (``python -m pytest``) in a tree of ``rev``, in the
+    file order pytest collects: pytest-randomly, where installed, shuffles nothing."""
     python = interp.project_python(root, config)
     with ExitStack() as stack:
         scratch = stack.enter_context(scratch_dir("attribute-control", root))
-        tree = stack.enter_context(worktrees.temporary_worktree(root, base))
+        tree = stack.enter_context(worktrees.temporary_worktree(root, rev))
         home = scratch / "home"
         (home / "tmp").mkdir(parents=True)
         env = isolated(interp.test_env(config, tree, seed=seed), home)
         xml = scratch / "control.xml"
         session = stack.enter_context(process.Session())
         with (scratch / "control.err").open("wb") as err:
-            done = session.run([python, "-m", "pytest", "-q", f"--junitxml={xml}",
-                                "-o", "cache_dir=$HOME/.pytest_cache"], cwd=tree, env=env,
+            done = session.run([python, "-m", "pytest", "-q", "-p", "no:randomly",
+                                f"--junitxml={xml}", "-o", "cache_dir=$HOME/.pytest_cache"],
+                               cwd=tree, env=env,
                                timeout=float(request.timeout or config.timeout or 600) * 10,
                                stderr=err)
         if done.timed_out:

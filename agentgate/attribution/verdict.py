@@ -336,8 +336,18 @@ def signature(record: RunRecord) -> str:
     """How one failing run failed: a time limit (``timeout``), or the outcome, the phase, the
     exception's type and, for a parametrized function's id, which cases -- never the
     message's values, which differ from run to run."""
-    detail = record.detail
-    if record.outcome is Outcome.TIMEOUT:
+    return failure_signature(record.outcome, record.detail)
+
+
+def without_identity(sig: str) -> str:
+    """A signature less the test's identity (``(test#...)``), which only the attribution's
+    own runs record: to compare one with a run of the project's plain command."""
+    return sig.split(" (test#", 1)[0]
+
+
+def failure_signature(outcome: Outcome, detail: str) -> str:
+    """``signature`` of an outcome and its detail."""
+    if outcome is Outcome.TIMEOUT:
         return TIMEOUT
     which = ""
     if detail.startswith(IDENTITY):
@@ -357,7 +367,7 @@ def signature(record: RunRecord) -> str:
     raised = _RAISED.match(detail)
     kind = "AssertionError" if detail.startswith("assert") else (
         raised.group(1) if raised else "failure")
-    return " ".join(p for p in (f"{record.outcome} in {phase}: {kind}",
+    return " ".join(p for p in (f"{outcome} in {phase}: {kind}",
                                 f"[{cases}]" if cases else "", f"at {where}" if where else "",
                                 f"(test#{which})" if which else "")
                     if p)

@@ -347,6 +347,56 @@ def test_a_failure_only_apart_from_the_suite_is_no_freeze(repo: GitRepo) -> None
     assert "in the base's own full run" in extra["detail"], extra["detail"]
 
 
+# Flake trial round 4 (r06, r16): the confirming full run asked only "did it fail?".
+SUITE_FAILS_OTHERWISE = {
+    **CROSS_FILE,
+    # In the whole suite another file leaves a wrong value: the base's suite fails test_b
+    # with an AssertionError, where alone (and in its file) it fails with a KeyError.
+    "tests/test_a2.py": "from app.state import STATE\n\n\ndef test_a2():\n"
+                       "    STATE['ready'] = 0\n",
+    "tests/test_b.py": "from app.state import STATE\n\n\n"
+                       "def test_b():\n    assert STATE['ready']\n",
+}
+
+
+@pytest.mark.e2e
+def test_a_base_suite_failing_the_test_for_another_reason_confirms_no_freeze(
+    repo: GitRepo,
+) -> None:
+    """The patch broke test_a's set-up: alone, test_b fails with a KeyError on both trees.
+    The base's own suite fails it too, but with an AssertionError another file causes: what
+    fails it there is not what the runs saw, so it confirms nothing."""
+    patch_repo(repo, SUITE_FAILS_OTHERWISE, {"app/state.py": CROSS_FILE["app/state.py"].replace(
+        "    STATE['ready'] = True\n", "    pass\n")})
+    extra = attribute(repo, "tests/test_b.py::test_b", context="file").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("INCONCLUSIVE", False), extra
+    assert "fails it otherwise" in extra["detail"], extra["detail"]
+
+
+MODE = {
+    "app/state.py": "STATE = {}\n\n\ndef prepare():\n    STATE['mode'] = 'slow'\n",
+    "tests/test_a.py": "from app.state import prepare\n\n\ndef test_a():\n    prepare()\n",
+    # Fails everywhere at the base, the same way: a known bug, rightly frozen.
+    "tests/test_b.py": "from app.state import STATE\n\n\n"
+                       "def test_b():\n    assert STATE.get('mode', 'slow').startswith('fast')\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("head", "verdict", "allowed"), [
+    # The patch changes how the suite fails it: an int has no startswith.
+    ({"app/state.py": MODE["app/state.py"].replace("'slow'", "1")}, "PATCH_INDUCED", False),
+    # The twin: the patch leaves it failing as it did.
+    ({"README.md": "docs\n"}, "PRE_EXISTING", True),
+], ids=["head-suite-fails-otherwise", "same-failure"])
+def test_heads_own_suite_must_fail_the_test_as_the_bases_does(
+    repo: GitRepo, head: dict[str, str], verdict: str, allowed: bool,
+) -> None:
+    patch_repo(repo, MODE, head)
+    extra = attribute(repo, "tests/test_b.py::test_b", context="file").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra
+
+
 ORDERED = ("STATE = {}\n\n\ndef test_a():\n    STATE['ready'] = True\n\n\n"
            "def test_b():\n    assert STATE.get('ready')\n")
 
