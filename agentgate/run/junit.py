@@ -65,6 +65,9 @@ class Case:
     # What the test is beside its id (``attribution.runs``' identity plugin): a digest of its
     # parameters' values and its function's source; "" when nothing said.
     identity: str = ""
+    # A teardown's error pytest writes into the same ``<testcase>`` after the call's failure:
+    # its message's first line (flake trial round 4: a new teardown error went unseen).
+    then: str = ""
 
     @property
     def nodeid(self) -> str:
@@ -126,8 +129,11 @@ def _case(el: ET.Element) -> Case:
             message = child.get("message", "")
             if tag == "error" and message == _COLLECTION_FAILURE:
                 outcome = Outcome.COLLECTION_ERROR
+            after = el.find("error") if tag == "failure" else None
+            then = "" if after is None else _first_line(after.get("message", "") or after.text
+                                                         or "")
             return Case(classname, name, outcome, _first_line(message or child.text or ""), file,
-                        tuple(_TRACE_LINE.findall(child.text or "")), identity)
+                        tuple(_TRACE_LINE.findall(child.text or "")), identity, then)
     skipped = el.find("skipped")
     if skipped is not None:
         message = _first_line(skipped.get("message", ""))
@@ -145,6 +151,7 @@ def _first_line(text: str) -> str:
     return lines[0][:200] if lines else ""
 
 
+THEN = "; then "  # a detail's tail: the teardown error after the failure (``Case.then``)
 CASES = "cases "  # a detail naming the failing cases of a parametrized function's id
 # A detail's opening: what the failing test is (``Case.identity``), so one id that names
 # another case or another test body on the other tree does not fail the same way.
@@ -197,6 +204,8 @@ def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
             classname = f"{classname}.{name}" if classname else name  # a class's id
         failing = sorted({_case_name(c, classname) for c in mine if c.outcome.failing})
         message = worst.message + _where(worst, normalise_nodeid(nodeid).split("::", 1)[0])
+        if worst.then:
+            message += f"{THEN}{worst.then}"
         if len({_case_name(c, classname) for c in mine}) > 1 and failing:
             # A parametrized function's id: which cases failed is part of how it failed
             # (flake trial: base failing [three] and head [two] looked like one failure).

@@ -582,3 +582,67 @@ def test_runs_go_in_batches_of_one_tree_that_alternate() -> None:
         [("base", 0)], [("base", 1)], [("head", 0)], [("head", 1)]]
     mixed = [Run("base", 0, "swept"), Run("reverted", 0, "swept"), Run("base", 1, "swept")]
     assert [len(b) for b in batches(mixed, 8)] == [1, 1, 1]
+
+
+# --- flake trial round 4: how a failure fails ---------------------------------------------------
+
+CASE_FAIL_THEN_TEARDOWN = (
+    '<testcase classname="tests.test_a" name="test_x"><failure message="assert 0">trace'
+    '</failure><error message="failed on teardown with &quot;AssertionError: leaked&quot;">t'
+    "</error></testcase>")
+
+
+def test_a_teardown_error_after_the_failure_is_part_of_how_it_failed() -> None:
+    """pytest writes a teardown's error into the call's ``<testcase>`` after its failure;
+    only the failure was read, so a leaked thread the patch added went unseen (r15)."""
+    both = outcome_of(parse_cases(_xml(CASE_FAIL_THEN_TEARDOWN)), "tests/test_a.py::test_x", 1)
+    alone = outcome_of(parse_cases(_xml(CASE_FAIL)), "tests/test_a.py::test_x", 1)
+    assert both.outcome is alone.outcome is F
+    decision = decide(_failing("base", [alone.detail] * 2), _failing("head", [both.detail] * 2),
+                      stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "then error in teardown: AssertionError" in decision.detail
+
+
+@pytest.mark.parametrize(("base", "head", "verdict"), [
+    # A loop's assert: the same line and exception, another item, each tree steady (r02).
+    (["AssertionError: b (at tests/test_t.py:5)"] * 2,
+     ["AssertionError: a (at tests/test_t.py:5)"] * 2, "PATCH_INDUCED"),
+    # The twin: values that differ between the trees only (an address, a path, a number).
+    (["KeyError: <Obj at 0x7f01> /tmp/x/1.json 3.2 s"] * 2,
+     ["KeyError: <Obj at 0x7e99> /tmp/y/2.json 4.0 s"] * 2, "PRE_EXISTING"),
+], ids=["other-message", "other-values"])
+def test_each_trees_steady_message_must_agree_for_a_freeze(
+    base: list[str], head: list[str], verdict: str,
+) -> None:
+    decision = decide(_failing("base", base), _failing("head", head), stage="swept")
+    assert str(decision.verdict) == verdict, decision.detail
+    assert decision.freeze_allowed is (verdict == "PRE_EXISTING")
+
+
+def test_messages_that_differ_from_run_to_run_say_nothing() -> None:
+    base = TreeEvidence("base", "b" * 5, tuple(
+        RunRecord(Run("base", 0, stage, attempt), F, f"AssertionError: {word}", 0.0)
+        for (stage, attempt), word in zip((("swept", 0), ("matched", 1), ("matched", 2)),
+                                          ("abc", "xyz", "qrs"), strict=True)))
+    head = _failing("head", ["AssertionError: def"])
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PRE_EXISTING, True)
+
+
+def test_a_port_in_use_on_both_trees_is_the_machines_doing() -> None:
+    """r17: the developer's run left the port in TIME_WAIT; every run of both trees died at
+    ``bind``: PRE_EXISTING and a freeze."""
+    busy = ["OSError: [Errno 98] Address already in use (at tests/test_srv.py:9)"] * 2
+    decision = decide(_failing("base", busy), _failing("head", busy), stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.HARNESS_ENV, False)
+
+
+def test_head_failing_every_run_where_base_flakes_asks_for_more_runs() -> None:
+    """r13: base fails now and then, head every run: not significant at four runs, which
+    was "fix the harness"; more runs settle it."""
+    base = _tree("base", [F, P, P, P], {0: [F, P]})
+    head = _tree("head", [F, F, F, F], {0: [F, F]})
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.INCONCLUSIVE, False)
+    assert "--runs" in decision.detail
