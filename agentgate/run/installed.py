@@ -27,6 +27,12 @@ Noted = dict[str, tuple[int, int, int, int]]  # path -> (size, mtime_ns, ctime_n
 
 _PATH = "import json, sys; print(json.dumps([p for p in sys.path if p]))"
 _SITE_FOLDERS = ("site-packages", "dist-packages")
+# What no interpreter reads to import or start: a version control's and tools' folders and
+# prose, in an editable sibling checkout on ``sys.path`` that its developer works in while the
+# runs go on (flake trial round 4: a saved NOTES.md refused the attribution, BASE_UNAVAILABLE).
+_UNREAD_FOLDERS = frozenset((".git", ".hg", ".svn", ".tox", ".nox", ".mypy_cache",
+                             ".pytest_cache", ".ruff_cache", ".idea", ".vscode", "node_modules"))
+_PROSE = (".md", ".rst")
 
 
 def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path]) -> list[Path]:
@@ -52,9 +58,10 @@ def folders(python: str, env: Mapping[str, str], cwd: Path, trees: Iterable[Path
 
 
 def note(roots: Iterable[Path]) -> Noted:
-    """Every file and folder under ``roots``, but ``__pycache__`` folders and a
+    """Every file and folder under ``roots``, but ``__pycache__`` folders, a
     ``site-packages`` that is no root itself (a virtualenv's base interpreter keeps its own
-    in its standard library's folder: 40,000 files no run of the venv reads)."""
+    in its standard library's folder: 40,000 files no run of the venv reads), and what no
+    interpreter reads (``_UNREAD_FOLDERS``, Markdown and reStructuredText files)."""
     roots = list(roots)
     noted: Noted = {}
     for root in roots:
@@ -62,7 +69,8 @@ def note(roots: Iterable[Path]) -> Noted:
             # A folder that is a root of its own is walked as one (the standard library's
             # folder holds the interpreter's own site-packages).
             dirs[:] = [d for d in dirs if d != "__pycache__" and Path(top, d) not in roots
-                       and d not in _SITE_FOLDERS]
+                       and d not in _SITE_FOLDERS and d not in _UNREAD_FOLDERS]
+            names = [n for n in names if not n.endswith(_PROSE)]
             for name in [*names, *dirs]:
                 path = os.path.join(top, name)
                 try:

@@ -35,3 +35,25 @@ def test_a_file_written_into_a_noted_folder_is_a_change(tmp_path: Path) -> None:
     (site / "pkg" / "mod.py").write_text("X = 2\n", encoding="utf-8")
     changed = installed.changed(before, installed.note([site]))
     assert {os.fspath(site / "zz.pth"), os.fspath(site / "pkg" / "mod.py")} <= set(changed)
+
+
+def test_what_no_interpreter_reads_in_a_sibling_checkout_is_no_change(tmp_path: Path) -> None:
+    """Flake trial round 4 (r12): an editable sibling checkout on ``sys.path``, whose
+    developer saved NOTES.md and committed while the runs went on: BASE_UNAVAILABLE. Its
+    ``.git`` and its prose are not what an interpreter reads; its modules and its
+    ``entry_points.txt`` still are."""
+    sibling = tmp_path / "sibling"
+    (sibling / ".git").mkdir(parents=True)
+    (sibling / "lib.dist-info").mkdir()
+    (sibling / "lib.py").write_text("X = 1\n", encoding="utf-8")
+    before = installed.note([sibling])
+    (sibling / "NOTES.md").write_text("# notes\n", encoding="utf-8")
+    (sibling / ".git" / "index").write_bytes(b"DIRC")
+    assert installed.changed(before, installed.note([sibling])) == []
+    (sibling / "lib.dist-info" / "entry_points.txt").write_text("[pytest11]\nx = lib\n",
+                                                                encoding="utf-8")
+    (sibling / "lib.py").write_text("X = 2\n", encoding="utf-8")
+    assert installed.changed(before, installed.note([sibling])) == [
+        os.fspath(sibling / "lib.dist-info"), os.fspath(sibling / "lib.dist-info" /
+                                                        "entry_points.txt"),
+        os.fspath(sibling / "lib.py")]
