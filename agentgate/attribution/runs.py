@@ -88,6 +88,47 @@ def _stable(value, depth=0):
         return type(value).__qualname__
 
 
+# The options and markers of the plugins the runs turn off (``-p no:NAME``), so a project
+# configuration naming them still parses: ``addopts = --reruns 2``, ``@pytest.mark.flaky``
+# or ``xdist_group`` under ``--strict-markers`` (flake trial round 4: every run a usage or
+# collection error, a real pre-existing failure "fix the harness"). They do nothing here.
+_STUBS = {
+    "rerunfailures": ((("--reruns",), {"type": int}), (("--reruns-delay",), {"type": float}),
+                      (("--only-rerun",), {"action": "append"}),
+                      (("--rerun-except",), {"action": "append"}),
+                      (("--fail-on-flaky",), {"action": "store_true"})),
+    "flaky": ((("--force-flaky",), {"action": "store_true"}), (("--max-runs",), {"type": int}),
+              (("--min-passes",), {"type": int}),
+              (("--no-flaky-report",), {"action": "store_true"}),
+              (("--no-success-flaky-report",), {"action": "store_true"})),
+    "xdist": ((("-n", "--numprocesses"), {}), (("--maxprocesses",), {}), (("--dist",), {}),
+              (("--max-worker-restart",), {}), (("--tx",), {"action": "append"}),
+              (("-d", "--distload"), {"action": "store_true"})),
+}
+_MARKERS = {"rerunfailures": ("flaky",), "flaky": ("flaky",), "xdist": ("xdist_group",)}
+
+
+def _off(pluginmanager):
+    return [name for name in _STUBS if pluginmanager.is_blocked(name)]
+
+
+def pytest_addoption(parser, pluginmanager):
+    group = parser.getgroup("agentgate-off", "options of plugins agentgate attribute turns off")
+    for name in _off(pluginmanager):
+        for names, kwargs in _STUBS[name]:
+            try:
+                group._addoption(*names, dest=f"agentgate_off_{name}_{names[-1].strip('-')}",
+                                 **kwargs)
+            except Exception:  # a plugin of the same option name is loaded after all
+                pass
+
+
+def pytest_configure(config):
+    for name in _off(config.pluginmanager):
+        for marker in _MARKERS.get(name, ()):
+            config.addinivalue_line("markers", f"{marker}: turned off by agentgate attribute")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     for item in items:

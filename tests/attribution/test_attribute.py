@@ -347,6 +347,25 @@ def test_a_failure_only_apart_from_the_suite_is_no_freeze(repo: GitRepo) -> None
     assert "in the base's own full run" in extra["detail"], extra["detail"]
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("addopts", [
+    "--reruns 2 --strict-markers", "--strict-markers --max-runs 3", "--strict-markers",
+], ids=["rerunfailures-options", "flaky-options", "markers-only"])
+# (pytest 9 reads ``--strict-markers`` as a warning's filter; ``strict_markers`` is its ini)
+def test_a_configuration_naming_the_turned_off_plugins_still_runs(
+    repo: GitRepo, addopts: str,
+) -> None:
+    """Flake trial round 4 (r04): the runs turn rerunfailures, flaky and xdist off; their
+    options in ``addopts``, or their markers under ``--strict-markers``, made every run a
+    usage or collection error, and a genuinely pre-existing failure "fix the harness"."""
+    known_bug = ("import pytest\n\n\n@pytest.mark.flaky(reruns=2)\n"
+                 "@pytest.mark.xdist_group('db')\ndef test_known():\n    assert 1 == 2\n")
+    patch_repo(repo, {"pytest.ini": f"[pytest]\naddopts = {addopts}\nstrict_markers = true\n",
+                      "tests/test_known.py": known_bug}, {"README.md": "docs\n"})
+    extra = attribute(repo, "tests/test_known.py::test_known").to_json()
+    assert extra["verdict"] == "PRE_EXISTING", extra["detail"]
+
+
 # Flake trial round 4 (r06, r16): the confirming full run asked only "did it fail?".
 SUITE_FAILS_OTHERWISE = {
     **CROSS_FILE,
