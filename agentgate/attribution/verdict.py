@@ -260,7 +260,7 @@ def _thin(clean: TreeEvidence, failing: TreeEvidence, stage: str, what: str) -> 
 
 
 def _both_fail(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision:
-    worse = _fails_more(base, head, stage)
+    worse = _fails_more(base, head, stage) or _case_fails_more(base, head)
     if worse is not None:
         return worse
     head_fail, head_n = head.sample(stage)
@@ -360,6 +360,39 @@ def _fails_more(base: TreeEvidence, head: TreeEvidence, stage: str) -> Decision 
         return Decision(Attribution.PATCH_INDUCED, False, f"{what}: the patch makes it fail "
                         "more often")
     return None
+
+
+def _case_fails_more(base: TreeEvidence, head: TreeEvidence) -> Decision | None:
+    """A parametrized function's id, case by case: a case head fails in every run and base
+    in none, significantly, is the patch's, whatever the other cases do (flake trial round
+    4: a random flake of case [2] on both trees hid that head broke case [1] for good, and
+    the id was "fix the harness")."""
+    head_sets = [_failed_cases(r) for r in head.records if r.outcome.ran]
+    base_sets = [_failed_cases(r) for r in base.records if r.outcome.ran]
+    if not head_sets or not base_sets or any(c is None for c in (*head_sets, *base_sets)):
+        return None  # not a parametrized id, or a run that does not say which cases
+    always = set.intersection(*(c for c in head_sets if c is not None))
+    ever = set().union(*(c for c in base_sets if c is not None))
+    broken = sorted(always - ever)
+    n, m = len(head_sets), len(base_sets)
+    if not broken or stats.fisher_exact(n, 0, 0, m) >= SIGNIFICANCE:
+        return None
+    return Decision(Attribution.PATCH_INDUCED, False,
+                    f"case {broken[0]} fails in all {n} runs on head and in none of {m} on "
+                    "base: the patch broke it, whatever its other cases do")
+
+
+def _failed_cases(record: RunRecord) -> set[str] | None:
+    """The cases a run of a parametrized function's id failed (none when it passed); None
+    when it failed and its detail does not say which."""
+    if not record.outcome.failing:
+        return set()
+    detail = record.detail
+    if detail.startswith(IDENTITY):
+        detail = detail[len(IDENTITY):].partition(": ")[2]
+    if not detail.startswith(CASES):
+        return None
+    return set(detail[len(CASES):].partition(": ")[0].split(", "))
 
 
 def _messages_moved(base: TreeEvidence, head: TreeEvidence) -> tuple[str, str] | None:

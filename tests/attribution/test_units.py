@@ -437,7 +437,8 @@ def test_a_failure_head_shows_and_base_never_does_allows_no_freeze(
 ) -> None:
     decision = decide(_failing("base", base), _failing("head", head), stage="swept")
     assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
-    assert "the patch changed how it fails" in decision.detail
+    assert ("the patch changed how it fails" in decision.detail
+            or "the patch broke it" in decision.detail), decision.detail  # other cases
 
 
 def test_the_same_failure_with_other_values_is_pre_existing_and_freezable() -> None:
@@ -646,3 +647,25 @@ def test_head_failing_every_run_where_base_flakes_asks_for_more_runs() -> None:
     decision = decide(base, head, stage="swept")
     assert (decision.verdict, decision.freeze_allowed) == (Attribution.INCONCLUSIVE, False)
     assert "--runs" in decision.detail
+
+
+def _runs(name: str, details: list[str | None]) -> TreeEvidence:
+    """One swept run per seed: a failure with that detail, or a pass (None)."""
+    return TreeEvidence(name, name * 5, tuple(
+        RunRecord(Run(name, seed, "swept"), P if d is None else F, d or "", 0.0)
+        for seed, d in enumerate(details)))
+
+
+def test_a_case_head_always_fails_is_the_patchs_beside_a_flaky_case() -> None:
+    """r08: case [2] flakes on both trees; head broke case [1] for good. The id's runs were
+    "fix the harness"."""
+    flake, broken = "cases test_scale[2]: assert 0", "cases test_scale[1]: assert 1 == 2"
+    both = "cases test_scale[1], test_scale[2]: assert 1 == 2"
+    base = _runs("base", [None, flake, None, None, flake, None])
+    head = _runs("head", [broken, both, broken, broken, both, broken])
+    decision = decide(base, head, stage="swept")
+    assert (decision.verdict, decision.freeze_allowed) == (Attribution.PATCH_INDUCED, False)
+    assert "case test_scale[1] fails in all 6 runs on head" in decision.detail
+    # The twin: the same flaky case on both trees, nothing broken: no blame.
+    same = decide(base, _runs("head", [None, flake, None, flake, None, None]), stage="swept")
+    assert same.verdict is not Attribution.PATCH_INDUCED
