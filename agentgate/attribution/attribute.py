@@ -92,6 +92,8 @@ def _verdict(root: Path, config: Config, request: Request, summary: Summary) -> 
             "default with --freeze)"))
     if decision.freeze_allowed:
         decision = _confirmed(root, config, request, summary, decision)
+    elif decision.verdict is Attribution.NO_REPRO:
+        decision = _in_suite(root, config, request, summary, decision)
     result = build_result(summary, decision, recheck_command(request, base, head))
     if request.freeze is not None:
         from agentgate.attribution.freeze import freeze  # only --freeze needs the ledger
@@ -143,6 +145,33 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     return Decision(Attribution.PATCH_INDUCED, False, (
         f"{decision.detail}; but in the project's own full runs (seed {seed}) head fails it "
         f"otherwise ({said}) than the base ({base_sig}): the patch changed how it fails"))
+
+
+def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
+              decision: Decision) -> Decision:
+    """Nothing failed apart from the suite: head's own full run says whether the test
+    fails where CI runs it, and the base's whose doing that is (flake trial round 4: a test
+    file the patch added left a state that failed the test in the suite alone, and the
+    attribution said NO_REPRO, exit 0)."""
+    seed = config.pythonhashseed
+    head = _full_run(root, config, request, summary.head_sha, seed)
+    if head.outcome not in (Outcome.FAILED, Outcome.ERROR):
+        return decision
+    head_sig = failure_signature(head.outcome, head.detail)
+    base = _full_run(root, config, request, summary.base_sha, seed)
+    where = f"in head's own full run (seed {seed}) the test fails ({head_sig})"
+    if base.outcome is Outcome.PASSED:
+        return Decision(Attribution.PATCH_INDUCED, False, (
+            f"{decision.detail}; but {where}, and in the base's it passes: it fails only in "
+            "its suite, where the patch's code or tests run before it"))
+    if base.outcome in (Outcome.FAILED, Outcome.ERROR) and (
+            failure_signature(base.outcome, base.detail) != head_sig):
+        return Decision(Attribution.PATCH_INDUCED, False, (
+            f"{decision.detail}; but {where}, and the base's fails it otherwise "
+            f"({failure_signature(base.outcome, base.detail)}): the patch changed how"))
+    return Decision(Attribution.INCONCLUSIVE, False, (
+        f"{decision.detail}; but {where}, and the base's ({base.outcome}): it fails only "
+        "in its suite, which these runs do not take apart; no freeze"))
 
 
 def _full_run(root: Path, config: Config, request: Request, rev: str,

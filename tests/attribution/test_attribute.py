@@ -366,6 +366,33 @@ def test_a_configuration_naming_the_turned_off_plugins_still_runs(
     assert extra["verdict"] == "PRE_EXISTING", extra["detail"]
 
 
+CURRENCY = {
+    "app/money.py": "CURRENCY = ['EUR']\n\n\ndef use(code):\n    CURRENCY[0] = code\n\n\n"
+                    "def price(x):\n    return f'{x} {CURRENCY[0]}'\n",
+    "tests/test_target.py": "from app.money import price\n\n\n"
+                            "def test_target():\n    assert price(3) == '3 EUR'\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("head", "verdict"), [
+    # The patch's new test file switches the currency and leaves it switched.
+    ({"tests/test_aa_switch.py": "from app.money import use\n\n\n"
+                                 "def test_switch():\n    use('USD')\n"}, "PATCH_INDUCED"),
+    # The twin: a test file that leaves nothing behind.
+    ({"tests/test_aa_plain.py": "def test_plain():\n    assert True\n"}, "NO_REPRO"),
+], ids=["leaves-state", "leaves-nothing"])
+def test_a_failure_only_in_heads_suite_is_no_no_repro(
+    repo: GitRepo, head: dict[str, str], verdict: str,
+) -> None:
+    """Flake trial round 4 (r05): alone and in its file the test passes on both trees; in
+    head's suite the patch's new test file runs first and fails it. That was NO_REPRO,
+    exit 0."""
+    patch_repo(repo, CURRENCY, head)
+    extra = attribute(repo, "tests/test_target.py::test_target", context="file").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, False), extra["detail"]
+
+
 # Flake trial round 4 (r06, r16): the confirming full run asked only "did it fail?".
 SUITE_FAILS_OTHERWISE = {
     **CROSS_FILE,
