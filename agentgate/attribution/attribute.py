@@ -136,7 +136,7 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     head_sig = (failure_signature(head.outcome, head.detail)
                 if head.outcome in (Outcome.FAILED, Outcome.ERROR) else None)
     if head_sig == base_sig:
-        return decision
+        return _unpinned(root, config, request, summary, decision, seed)
     if head.outcome is Outcome.PASSED:
         return Decision(Attribution.NO_REPRO, False, (
             f"{decision.detail}; but head's own full run (seed {seed}) passes the test: "
@@ -145,6 +145,31 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     return Decision(Attribution.PATCH_INDUCED, False, (
         f"{decision.detail}; but in the project's own full runs (seed {seed}) head fails it "
         f"otherwise ({said}) than the base ({base_sig}): the patch changed how it fails"))
+
+
+def _unpinned(root: Path, config: Config, request: Request, summary: Summary,
+              decision: Decision, seed: int) -> Decision:
+    """The base's own full run once more, in the time zone and locale agentgate was started
+    with rather than the pinned ones, where they differ: a test that passes there fails
+    only for the pins (flake trial round 4: CI's workflow sets ``TZ=Europe/Berlin``, the
+    test's first assert needs it, the patch broke the code after it; under the pinned UTC
+    both trees failed at that first assert, and it was frozen)."""
+    ambient = {name: os.environ.get(name) for name in _UNPINNED}
+    pinned = config.pinned_env()
+    if all(ambient[name] in (None, pinned.get(name)) for name in _UNPINNED):
+        return decision  # nothing the pins changed
+    outcome = _full_run(root, config, request, summary.base_sha, seed, unpinned=True)
+    if outcome.outcome is not Outcome.PASSED:
+        return decision
+    shown = ", ".join(f"{n}={ambient[n]}" for n in _UNPINNED if ambient[n] is not None)
+    return Decision(Attribution.HARNESS_ENV, False, (
+        f"{decision.detail}; but the base's own full run passes the test with this shell's "
+        f"{shown} in place of the pinned {', '.join(f'{n}={pinned[n]}' for n in _UNPINNED)}: "
+        "it fails for the pins alone; set [tool.agentgate] tz / lc_all to what CI uses"))
+
+
+# The pinned inputs a confirming run takes from agentgate's own environment instead.
+_UNPINNED = ("TZ", "LC_ALL")
 
 
 def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
@@ -175,9 +200,10 @@ def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
 
 
 def _full_run(root: Path, config: Config, request: Request, rev: str,
-              seed: int) -> RunOutcome:
+              seed: int, *, unpinned: bool = False) -> RunOutcome:
     """The project's plain command (``python -m pytest``) in a tree of ``rev``, in the
-    file order pytest collects: pytest-randomly, where installed, shuffles nothing."""
+    file order pytest collects: pytest-randomly, where installed, shuffles nothing.
+    ``unpinned``: in agentgate's own time zone and locale (``_UNPINNED``)."""
     python = interp.project_python(root, config)
     with ExitStack() as stack:
         scratch = stack.enter_context(scratch_dir("attribute-control", root))
@@ -185,6 +211,10 @@ def _full_run(root: Path, config: Config, request: Request, rev: str,
         home = scratch / "home"
         (home / "tmp").mkdir(parents=True)
         env = isolated(interp.test_env(config, tree, seed=seed), home)
+        for name in _UNPINNED if unpinned else ():
+            env.pop(name, None)
+            if name in os.environ:
+                env[name] = os.environ[name]
         xml = scratch / "control.xml"
         session = stack.enter_context(process.Session())
         with (scratch / "control.err").open("wb") as err:

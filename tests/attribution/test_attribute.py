@@ -366,6 +366,36 @@ def test_a_configuration_naming_the_turned_off_plugins_still_runs(
     assert extra["verdict"] == "PRE_EXISTING", extra["detail"]
 
 
+CI_ZONE = {
+    "app/clock.py": "def label():\n    return 'ok'\n",
+    "tests/test_clock.py": "import os\n\nfrom app.clock import label\n\n\n"
+                           "def test_label():\n    assert os.environ.get('TZ') == 'Europe/Berlin'\n"
+                           "    assert label() == 'ok'\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("zone", "verdict", "allowed"), [
+    ("Europe/Berlin", "HARNESS_ENV", False),
+    (None, "PRE_EXISTING", True),  # the twin: no zone of the shell's to try
+], ids=["shell-zone-passes", "no-shell-zone"])
+def test_a_failure_the_pinned_zone_alone_causes_is_no_freeze(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, zone: str | None, verdict: str,
+    allowed: bool,
+) -> None:
+    """Flake trial round 4 (r19): CI's workflow sets ``TZ=Europe/Berlin``; the test's first
+    assert needs it, and the patch broke the code after it. Under the pinned UTC both trees
+    failed at the first assert, and it was frozen."""
+    if zone is None:
+        monkeypatch.delenv("TZ", raising=False)
+    else:
+        monkeypatch.setenv("TZ", zone)
+    patch_repo(repo, CI_ZONE, {"app/clock.py": "def label():\n    return 'broken'\n"})
+    extra = attribute(repo, "tests/test_clock.py::test_label", context="file",
+                      mode="both").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra["detail"]
+
+
 CURRENCY = {
     "app/money.py": "CURRENCY = ['EUR']\n\n\ndef use(code):\n    CURRENCY[0] = code\n\n\n"
                     "def price(x):\n    return f'{x} {CURRENCY[0]}'\n",
