@@ -15,6 +15,7 @@ from a folder of its own made just before it started.
 from __future__ import annotations
 
 import os
+import posixpath
 import sys
 import threading
 import time
@@ -32,6 +33,7 @@ from agentgate.attribution.runs import (
     Runner,
     RunRecord,
     Tree,
+    distributes,
     find_inifile,
     isolated,
     prepare_scratch,
@@ -46,7 +48,8 @@ from agentgate.attribution.verdict import (
     failure_signature,
     without_identity,
 )
-from agentgate.core.errors import AgentgateError, GitError
+from agentgate.core.config import PYTEST_CONFIG_FILES, option_words, pytest_option
+from agentgate.core.errors import AgentgateError, ConfigError, GitError
 from agentgate.core.text import listed
 from agentgate.git import gitio, worktrees
 from agentgate.git.scratch import scratch_dir
@@ -114,6 +117,13 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     base's suite must fail it as the runs above saw it fail, and head's suite as the base's
     does (flake trial round 4: a base suite failing it for another, rarer reason, or in the
     order pytest-randomly drew, confirmed a failure the patch caused)."""
+    worker = _reads_worker(root, summary.head_sha, request.nodeid)
+    if worker is not None:
+        return Decision(Attribution.HARNESS_ENV, False, (
+            f"{decision.detail}; but {worker} reads which xdist worker runs it (worker_id, "
+            "testrun_uid or PYTEST_XDIST_WORKER), and these runs, as the project's "
+            "configuration, use one process: a CI giving -n on its command line runs it "
+            "otherwise; no freeze from here (put -n in addopts, or freeze by hand)"))
     failing = summary.base.failing_seeds() if summary.base is not None else []
     seed = failing[0] if failing else config.pythonhashseed
     outcome = _full_run(root, config, request, summary.base_sha, seed)
@@ -145,6 +155,33 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     return Decision(Attribution.PATCH_INDUCED, False, (
         f"{decision.detail}; but in the project's own full runs (seed {seed}) head fails it "
         f"otherwise ({said}) than the base ({base_sig}): the patch changed how it fails"))
+
+
+# What an xdist worker gives a test: in one process, "master", no uid, no variable.
+_WORKER_NAMES = ("worker_id", "testrun_uid", "PYTEST_XDIST_WORKER")
+
+
+def _reads_worker(root: Path, head: str, nodeid: str) -> str | None:
+    """The test's file, or a conftest above it, at head that names what xdist's workers
+    give a test, when the project's own configuration does not run xdist (flake trial
+    round 4, r03: CI's workflow ran ``pytest -n 2``; the test needed a worker's id, the
+    patch broke the code, and one-process runs on both trees failed it alike: frozen)."""
+    path = normalise_nodeid(nodeid).split("::", 1)[0]
+    folders = [posixpath.dirname(path)]
+    while folders[-1]:
+        folders.append(posixpath.dirname(folders[-1]))
+    files = [path, *(posixpath.join(f, "conftest.py") for f in folders)]
+    texts = gitio.read_many_at(root, head, [*files, *PYTEST_CONFIG_FILES])
+    found = next((f for f in files if any(n in (texts.get(f) or "") for n in _WORKER_NAMES)),
+                 None)
+    if found is None:
+        return None
+    try:
+        words = option_words(pytest_option(
+            {f: texts.get(f) for f in PYTEST_CONFIG_FILES}, "addopts"))
+    except ConfigError:
+        words = []
+    return None if distributes(words) else found
 
 
 def _unpinned(root: Path, config: Config, request: Request, summary: Summary,

@@ -195,15 +195,15 @@ def pytest_args(harness: Harness, tree: Tree, xml: Path) -> list[str]:
     """Arguments after ``python``: the same for every seed, so a shell loop can repeat them."""
     args = ["-m", "pytest"]
     words = _addopts(tree.inifile)
-    distributes = harness.xdist and _distributes(words)
+    spread = harness.xdist and distributes(words)
     # The project's addopts naming pytest-randomly's options need it loaded (flake trial
     # round 3: ``--randomly-seed=1234`` with ``-p no:randomly`` was a usage error in every
     # run); it keeps the order then, which is ours to decide.
     randomly = any(w.startswith("--randomly-") for w in words)
     for name in PLUGINS_OFF:
-        if not (name == "xdist" and distributes) and not (name == "randomly" and randomly):
+        if not (name == "xdist" and spread) and not (name == "randomly" and randomly):
             args += ["-p", f"no:{name}"]
-    if distributes:
+    if spread:
         args += XDIST_OFF
     if randomly:
         args += [RANDOMLY_KEEP_ORDER]
@@ -237,7 +237,7 @@ def _addopts(inifile: Path) -> list[str]:
         return []
 
 
-def _distributes(words: list[str]) -> bool:
+def distributes(words: list[str]) -> bool:
     """Whether the tree's ``addopts`` give xdist's options (then ``-p no:xdist`` would make
     them unknown)."""
     return any(w in _XDIST_OPTIONS or w.startswith(tuple(f"{o}=" for o in _XDIST_OPTIONS))

@@ -366,6 +366,42 @@ def test_a_configuration_naming_the_turned_off_plugins_still_runs(
     assert extra["verdict"] == "PRE_EXISTING", extra["detail"]
 
 
+WORKER_TEST = ("from app.greet import greet\n\n\n"
+               "def test_greet(worker_id):\n    assert {first}\n"
+               "    assert greet('a') == 'hello a!'\n")
+GREET = "def greet(who):\n    return f'hello {who}'\n"
+
+
+@pytest.mark.e2e
+def test_a_test_reading_its_xdist_worker_is_no_freeze_from_one_process(repo: GitRepo) -> None:
+    """Flake trial round 4 (r03): CI gives ``-n 2`` on its command line; the test's first
+    assert needs a worker's id and the patch broke the code after it. Runs in one process
+    fail it on both trees at the first assert: PRE_EXISTING, frozen."""
+    patch_repo(repo, {"app/greet.py": GREET, "tests/test_greet.py": WORKER_TEST.replace(
+        "{first}", "worker_id != 'master'").replace("'hello a!'", "'hello a'"),
+        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef worker_id():\n"
+                             "    return 'master'  # xdist's own, where it is not loaded\n"},
+        {"app/greet.py": "def greet(who):\n    return 'hi'\n"})
+    extra = attribute(repo, "tests/test_greet.py::test_greet", context="file",
+                      mode="both").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
+    assert "which xdist worker runs it" in extra["detail"], extra["detail"]
+
+
+@pytest.mark.e2e
+def test_a_known_bug_in_a_test_taking_its_worker_freezes_where_the_config_spreads(
+    repo: GitRepo,
+) -> None:
+    """The twin: the project's own ``addopts`` give ``-n 2``, so the confirming runs use
+    workers as CI does; a known bug after a harmless use of the worker's id is frozen."""
+    patch_repo(repo, {"app/greet.py": GREET, "pytest.ini": "[pytest]\naddopts = -p xdist -n 2\n",
+                      "tests/test_greet.py": WORKER_TEST.replace("{first}", "worker_id")},
+               {"README.md": "docs\n"})
+    extra = attribute(repo, "tests/test_greet.py::test_greet", context="file",
+                      mode="both").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PRE_EXISTING", True), extra["detail"]
+
+
 CI_ZONE = {
     "app/clock.py": "def label():\n    return 'ok'\n",
     "tests/test_clock.py": "import os\n\nfrom app.clock import label\n\n\n"
