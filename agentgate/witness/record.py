@@ -213,9 +213,11 @@ def _run_suite(
         "-o", f"cache_dir={raw_path.with_name('pytest-cache')}",
         f"--rootdir={tree}", *pytest_args,
     ]
-    # pytest's own output goes to stderr: stdout carries agentgate's report.
-    done = (process.run(cmd, cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
-            if display is None else _run_watched(cmd, tree, env, raw_path, display))
+    # pytest's own output goes to a log, its tail to stderr when the run went wrong (new-user
+    # trial: a project's ``addopts = -v`` printed 1,231 PASSED lines before the result, where
+    # ``check`` and the hooks show none): stdout carries agentgate's report.
+    done = (_run_logged(cmd, tree, env, raw_path) if display is None
+            else _run_watched(cmd, tree, env, raw_path, display))
     # 5: a shard whose files all hash elsewhere ran no test, which is a valid share.
     # An incremental recording that carries every test runs none either.
     sharded = any(a.startswith(("--agentgate-witness-shard=", CARRY_OPTION))
@@ -242,12 +244,21 @@ def _failed_recording(code: int, wrote: bool) -> str:
 def _run_watched(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path,
                  display: run_progress.Display) -> process.Finished:
     """On a terminal: live counts from agentgate's outcome plugin (issue 13) in place of
-    pytest's output, which goes to a log whose tail is shown when the run went wrong."""
-    feed, log = raw_path.with_name("progress.jsonl"), raw_path.with_name("pytest.log")
+    pytest's output (``_run_logged``)."""
+    feed = raw_path.with_name("progress.jsonl")
     cmd = [*cmd[:3], f"{run_progress.PROGRESS_OPTION}={feed}", *cmd[3:]]
-    with run_progress.following(feed, "witness", display), log.open("wb") as out:
+    with run_progress.following(feed, "witness", display):
+        return _run_logged(cmd, tree, env, raw_path)
+
+
+def _run_logged(cmd: list[str], tree: Path, env: dict[str, str], raw_path: Path
+                ) -> process.Finished:
+    """pytest's output into a log beside the recording, whose tail is shown when the run
+    went wrong."""
+    log = raw_path.with_name("pytest.log")
+    with log.open("wb") as out:
         done = process.run(cmd, cwd=tree, env=env, stdout=out, stderr=process.STDOUT)
-    if done.returncode not in (0, 1) or not raw_path.is_file():
+    if done.returncode not in (0, 1, 5) or not raw_path.is_file():
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
         sys.stderr.write("".join(f"{line}\n" for line in lines[-40:]))
     return done

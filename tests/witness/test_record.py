@@ -215,3 +215,18 @@ def test_a_recording_that_does_not_finish_says_whose_failure_it_may_be(
     done = run_agentgate("witness", "record", cwd=repo.path)
     assert done.returncode != 0
     assert says in done.stderr, done.stderr[-2000:]
+    # pytest's own account of it, the tail of its log, comes first.
+    shown = "RuntimeError: boom" if "boom" in conftest else "not_a_module_anywhere"
+    assert shown in done.stderr.split(says)[0], done.stderr[-2000:]
+
+
+def test_a_recording_that_finishes_shows_none_of_pytests_output(repo: GitRepo) -> None:
+    """New-user trial: a project's ``addopts = -v`` printed every PASSED line before the
+    result; ``check`` and the hooks show none of pytest's output when it went well."""
+    repo.files({**_IGNORE, "pytest.ini": "[pytest]\naddopts = -v\n",
+                "tests/test_one.py": "def test_one():\n    assert True\n\n\n"
+                                     "def test_two():\n    assert False\n"})
+    repo.commit("a suite with a failing test")
+    done = run_agentgate("witness", "record", cwd=repo.path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "PASSED" not in done.stderr and "test_one" not in done.stderr, done.stderr
