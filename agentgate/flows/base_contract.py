@@ -574,8 +574,9 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
     notes = _harmless([j for j in passed if not j.stand_in])
     notes += [f"unstable case id: {j.nodeid} is collected under a new id in every run of the "
               f"base (a pid, a random or a time value in its parameters); its base form ran "
-              f"as {_case(j.stand_in)} and {_BASE_FORM.get(j.oracle, 'is skipped')} on "
-              "head's code" for j in passed if j.stand_in]
+              f"as {_case(j.stand_in)} (of its function's cases new to the base, the worst) "
+              f"and {_BASE_FORM.get(j.oracle, 'is skipped')} on head's code"
+              for j in passed if j.stand_in]
     hidden = [j for j in found.suppressed if j.oracle == "failed"]
     notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)"
               for j in hidden if j.nodeid in ok]
