@@ -7,7 +7,7 @@ the stages' own values (``Plan``, ``WitnessPlan``, ``BandReport``), never displa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -164,7 +164,7 @@ def sections(detail: PlanDetail, *, verbose: bool) -> tuple[list[str], list[str]
         return [], detail.explain.lines(), []
     if not isinstance(detail, CheckDetail):
         return [], _test_lines(detail, verbose=verbose), []
-    failures = [] if detail.band is None else _failure_lines(detail.band.report)
+    failures = [] if detail.band is None else _failure_lines(detail.band.report, detail)
     details: list[str] = []
     if verbose:
         details = _test_lines(detail, verbose=True)
@@ -227,14 +227,40 @@ def _explain_line(info: Explain) -> str:
     return f"why {info.test}: not impacted (no import chain from it to a changed file)"
 
 
-def _failure_lines(report: BandReport) -> list[str]:
+def _failure_lines(report: BandReport, detail: PlanDetail) -> list[str]:
+    """Each failing test with why the band ran it (new-user trial: the reason a test outside
+    the edited module ran was only in ``-v``'s hundred lines of per-test decisions), then
+    pytest's tail."""
     lines: list[str] = []
+    why = _why_ran(detail)
     for run in report.runs:
         if run.green:
             continue
-        lines += [f"  FAILED {n}" for n in run.failed_ids]
+        lines += [f"  FAILED {n}{why(n, run.label)}" for n in run.failed_ids]
         lines += [f"  | {line}" for line in run.output_tail]
     return lines
+
+
+def _why_ran(detail: PlanDetail) -> Callable[[str, str], str]:
+    """`` (why)`` for a failed node id: the witness's reason, or the changed file its file's
+    import chain reaches (the chain is ``-v``'s)."""
+    decisions: dict[str, str] = {}
+    if detail.witness is not None:
+        decisions = {d.nodeid: f"{d.label} {d.detail}" if d.detail else d.label
+                     for d in detail.witness.decisions if d.runs}
+
+    def why(nodeid: str, label: str) -> str:
+        if label == "full" or detail.full_suite:
+            return ""
+        function = nodeid.split("[", 1)[0]
+        file = nodeid.split("::", 1)[0]
+        said = decisions.get(nodeid) or decisions.get(function) or decisions.get(file)
+        chain = detail.plan.why.get(file, ())
+        if said is None and len(chain) > 1:  # the chain itself is -v's
+            said = f"reaches {chain[-1]}"
+        return f"  ({said})" if said else ""
+
+    return why
 
 
 def _result_lines(report: BandReport) -> list[str]:

@@ -79,7 +79,8 @@ def test_a_failing_push_shows_its_failures_before_the_summary(readme_project: Gi
     outcome = push(readme_project, git_env(), "origin", "main")
     assert outcome.code != 0, outcome.raw
     report = _push_report(outcome)
-    failed = report.index("    FAILED tests/test_tax.py::test_tax")
+    failed = next(i for i, line in enumerate(report)
+                  if line.startswith("    FAILED tests/test_tax.py::test_tax"))
     assert report[2].startswith("  failed: tests-failed tests/test_tax.py: ")
     assert failed == 3 and report[-1].endswith(": 1 failed"), report
     assert not any(" -> " in line for line in report)  # no import chains without -v

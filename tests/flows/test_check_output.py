@@ -47,8 +47,12 @@ def test_a_failing_check_puts_failures_first_and_ends_with_the_summary(chain: Gi
     assert lines[0] == "agentgate check: failed (exit 1)"
     assert lines[2].startswith("  failed: tests-failed tests/test_report.py: 2 test(s) failed "
                                "in the band: ")
-    assert lines[3:5] == ["    FAILED tests/test_report.py::test_render",
-                          "    FAILED tests/test_session.py::test_total"]
+    # Each with why it ran: the changed file its import chain reaches (new-user trial: the
+    # reason was -v's alone); the chain itself stays -v's.
+    assert lines[3:5] == ["    FAILED tests/test_report.py::test_render  (reaches "
+                          "app/pricing/rates.py)",
+                          "    FAILED tests/test_session.py::test_total  (reaches "
+                          "app/pricing/rates.py)"]
     assert re.fullmatch(rf"  ran 2 tests from 2 of the suite's 3 test files in {SECONDS}: "
                         "2 failed", lines[-1]), lines[-1]
     # The details are -v's: no chain, no per-run line, no "ran in" before or after.
@@ -115,6 +119,21 @@ def test_with_a_witness_the_summary_counts_each_reason(repo: GitRepo) -> None:
     assert "run:impacted tests/test_core.py::test_other" in verbose
     data = _json(repo, base)
     assert data["witness"]["counts"]["impacted"] == 1 and len(data["witness"]["shadowed"]) == 2
+
+
+def test_with_a_witness_a_failure_says_what_it_executed_that_changed(repo: GitRepo) -> None:
+    """New-user trial: why a failing test ran was in ``-v``'s per-test decisions only."""
+    repo.files(WITNESSED)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", WITNESSED["app/core.py"].replace("return 2", "return 3"))
+    repo.commit("break other()")
+    proc = run_agentgate("check", "--base", base, cwd=repo.path)
+    assert proc.returncode == 1, proc.stdout
+    failed = [line for line in unwrap(proc.stdout).splitlines()
+              if line.startswith("    FAILED")]
+    assert failed == ["    FAILED tests/test_core.py::test_other  (run:impacted "
+                      "app/core.py::other)"], failed
 
 
 def test_with_a_witness_the_markdown_summary_is_one_list(repo: GitRepo) -> None:
