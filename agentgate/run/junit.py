@@ -81,6 +81,7 @@ class RunOutcome:
 
 
 _COLLECTION_FAILURE = "collection failure"
+_TEARDOWN = "failed on teardown"
 # Worst first: a failing parameter or a teardown error decides the node's outcome.
 _PRIORITY = (
     Outcome.COLLECTION_ERROR, Outcome.FAILED, Outcome.ERROR, Outcome.PASSED, Outcome.SKIPPED
@@ -204,8 +205,14 @@ def outcome_of(cases: list[Case], nodeid: str, returncode: int) -> RunOutcome:
             classname = f"{classname}.{name}" if classname else name  # a class's id
         failing = sorted({_case_name(c, classname) for c in mine if c.outcome.failing})
         message = worst.message + _where(worst, normalise_nodeid(nodeid).split("::", 1)[0])
-        if worst.then:
-            message += f"{THEN}{worst.then}"
+        # pytest writes a teardown's error after a failure as a second ``<testcase>`` of the
+        # same name (or, in some versions, into the same one: ``Case.then``).
+        then = worst.then or next(
+            (c.message for c in mine if c is not worst and c.outcome is Outcome.ERROR
+             and c.message.startswith(_TEARDOWN) and c.classname == worst.classname
+             and c.name == worst.name), "")
+        if then:
+            message += f"{THEN}{then}"
         if len({_case_name(c, classname) for c in mine}) > 1 and failing:
             # A parametrized function's id: which cases failed is part of how it failed
             # (flake trial: base failing [three] and head [two] looked like one failure).
