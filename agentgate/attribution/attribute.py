@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import sys
 import threading
 import time
@@ -186,27 +187,50 @@ def _reads_worker(root: Path, head: str, nodeid: str) -> str | None:
 
 def _unpinned(root: Path, config: Config, request: Request, summary: Summary,
               decision: Decision, seed: int) -> Decision:
-    """The base's own full run once more, in the time zone and locale agentgate was started
-    with rather than the pinned ones, where they differ: a test that passes there fails
+    """The base's own full run once more in each time zone and locale CI or this shell would
+    run the tests in, where they differ from the pinned ones: a test that passes there fails
     only for the pins (flake trial round 4: CI's workflow sets ``TZ=Europe/Berlin``, the
     test's first assert needs it, the patch broke the code after it; under the pinned UTC
     both trees failed at that first assert, and it was frozen)."""
-    ambient = {name: os.environ.get(name) for name in _UNPINNED}
     pinned = config.pinned_env()
-    if all(ambient[name] in (None, pinned.get(name)) for name in _UNPINNED):
-        return decision  # nothing the pins changed
-    outcome = _full_run(root, config, request, summary.base_sha, seed, unpinned=True)
-    if outcome.outcome is not Outcome.PASSED:
-        return decision
-    shown = ", ".join(f"{n}={ambient[n]}" for n in _UNPINNED if ambient[n] is not None)
-    return Decision(Attribution.HARNESS_ENV, False, (
-        f"{decision.detail}; but the base's own full run passes the test with this shell's "
-        f"{shown} in place of the pinned {', '.join(f'{n}={pinned[n]}' for n in _UNPINNED)}: "
-        "it fails for the pins alone; set [tool.agentgate] tz / lc_all to what CI uses"))
+    tried: list[dict[str, str]] = []
+    for where, values in (("this shell's", _shell_values()),
+                          ("the CI definitions'", _ci_values(root, summary.base_sha))):
+        wanted = {n: v for n, v in values.items() if v != pinned.get(n)}
+        if not wanted or wanted in tried:
+            continue
+        tried.append(wanted)
+        outcome = _full_run(root, config, request, summary.base_sha, seed, env=wanted)
+        if outcome.outcome is Outcome.PASSED:
+            shown = ", ".join(f"{n}={v}" for n, v in sorted(wanted.items()))
+            return Decision(Attribution.HARNESS_ENV, False, (
+                f"{decision.detail}; but the base's own full run passes the test with "
+                f"{where} {shown} in place of the pinned "
+                f"{', '.join(f'{n}={pinned[n]}' for n in _UNPINNED)}: it fails for the pins "
+                "alone; set [tool.agentgate] tz / lc_all to what CI uses"))
+    return decision
 
 
-# The pinned inputs a confirming run takes from agentgate's own environment instead.
+# The pinned inputs a confirming run also tries as CI or the shell sets them.
 _UNPINNED = ("TZ", "LC_ALL")
+# ``TZ: Europe/Berlin`` in a workflow's ``env``, ``TZ=UTC`` in tox's ``setenv``.
+_CI_SETTING = re.compile(r"""(?:^|[\s{,\-])(TZ|LC_ALL)\s*[:=]\s*["']?([A-Za-z0-9_+\-./@]+)""")
+_CI_FILES = (":(glob).github/workflows/*.yml", ":(glob).github/workflows/*.yaml",
+             ".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "tox.ini")
+
+
+def _shell_values() -> dict[str, str]:
+    return {n: os.environ[n] for n in _UNPINNED if n in os.environ}
+
+
+def _ci_values(root: Path, rev: str) -> dict[str, str]:
+    """The time zone and locale the base's CI definitions set (the first of each)."""
+    found: dict[str, str] = {}
+    files = sorted(gitio.files_matching(root, rev, r"\b(TZ|LC_ALL)\b", _CI_FILES))
+    for text in (gitio.read_many_at(root, rev, files) if files else {}).values():
+        for name, value in _CI_SETTING.findall(text or ""):
+            found.setdefault(name, value)
+    return found
 
 
 def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
@@ -237,27 +261,23 @@ def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
 
 
 def _full_run(root: Path, config: Config, request: Request, rev: str,
-              seed: int, *, unpinned: bool = False) -> RunOutcome:
+              seed: int, *, env: dict[str, str] | None = None) -> RunOutcome:
     """The project's plain command (``python -m pytest``) in a tree of ``rev``, in the
-    file order pytest collects: pytest-randomly, where installed, shuffles nothing.
-    ``unpinned``: in agentgate's own time zone and locale (``_UNPINNED``)."""
+    file order pytest collects: pytest-randomly, where installed, shuffles nothing. ``env``:
+    pinned inputs set otherwise (``_unpinned``)."""
     python = interp.project_python(root, config)
     with ExitStack() as stack:
         scratch = stack.enter_context(scratch_dir("attribute-control", root))
         tree = stack.enter_context(worktrees.temporary_worktree(root, rev))
         home = scratch / "home"
         (home / "tmp").mkdir(parents=True)
-        env = isolated(interp.test_env(config, tree, seed=seed), home)
-        for name in _UNPINNED if unpinned else ():
-            env.pop(name, None)
-            if name in os.environ:
-                env[name] = os.environ[name]
+        run_env = {**isolated(interp.test_env(config, tree, seed=seed), home), **(env or {})}
         xml = scratch / "control.xml"
         session = stack.enter_context(process.Session())
         with (scratch / "control.err").open("wb") as err:
             done = session.run([python, "-m", "pytest", "-q", "-p", "no:randomly",
                                 f"--junitxml={xml}", "-o", "cache_dir=$HOME/.pytest_cache"],
-                               cwd=tree, env=env,
+                               cwd=tree, env=run_env,
                                timeout=float(request.timeout or config.timeout or 600) * 10,
                                stderr=err)
         if done.timed_out:

@@ -410,13 +410,18 @@ CI_ZONE = {
 }
 
 
+WORKFLOW = (".github/workflows/ci.yml", "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+            "    env: {TZ: Europe/Berlin}\n    steps:\n      - run: pytest\n")
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize(("zone", "verdict", "allowed"), [
-    ("Europe/Berlin", "HARNESS_ENV", False),
-    (None, "PRE_EXISTING", True),  # the twin: no zone of the shell's to try
-], ids=["shell-zone-passes", "no-shell-zone"])
+@pytest.mark.parametrize(("zone", "ci", "verdict", "allowed"), [
+    ("Europe/Berlin", False, "HARNESS_ENV", False),  # the shell CI runs agentgate in
+    (None, True, "HARNESS_ENV", False),  # the workflow's env, read from the base
+    (None, False, "PRE_EXISTING", True),  # the twin: no other zone to try
+], ids=["shell-zone-passes", "workflow-zone-passes", "no-other-zone"])
 def test_a_failure_the_pinned_zone_alone_causes_is_no_freeze(
-    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, zone: str | None, verdict: str,
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, zone: str | None, ci: bool, verdict: str,
     allowed: bool,
 ) -> None:
     """Flake trial round 4 (r19): CI's workflow sets ``TZ=Europe/Berlin``; the test's first
@@ -426,7 +431,8 @@ def test_a_failure_the_pinned_zone_alone_causes_is_no_freeze(
         monkeypatch.delenv("TZ", raising=False)
     else:
         monkeypatch.setenv("TZ", zone)
-    patch_repo(repo, CI_ZONE, {"app/clock.py": "def label():\n    return 'broken'\n"})
+    patch_repo(repo, {**CI_ZONE, **dict([WORKFLOW] if ci else [])},
+               {"app/clock.py": "def label():\n    return 'broken'\n"})
     extra = attribute(repo, "tests/test_clock.py::test_label", context="file",
                       mode="both").to_json()
     assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra["detail"]
