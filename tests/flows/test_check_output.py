@@ -121,21 +121,6 @@ def test_with_a_witness_the_summary_counts_each_reason(repo: GitRepo) -> None:
     assert data["witness"]["counts"]["impacted"] == 1 and len(data["witness"]["shadowed"]) == 2
 
 
-def test_with_a_witness_a_failure_says_what_it_executed_that_changed(repo: GitRepo) -> None:
-    """New-user trial: why a failing test ran was in ``-v``'s per-test decisions only."""
-    repo.files(WITNESSED)
-    base = repo.commit("initial")
-    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
-    repo.write("app/core.py", WITNESSED["app/core.py"].replace("return 2", "return 3"))
-    repo.commit("break other()")
-    proc = run_agentgate("check", "--base", base, cwd=repo.path)
-    assert proc.returncode == 1, proc.stdout
-    failed = [line for line in unwrap(proc.stdout).splitlines()
-              if line.startswith("    FAILED")]
-    assert failed == ["    FAILED tests/test_core.py::test_other  (run:impacted "
-                      "app/core.py::other)"], failed
-
-
 def test_with_a_witness_the_markdown_summary_is_one_list(repo: GitRepo) -> None:
     """The witness's paragraph and table used to sit inside the list, which broke it: band,
     results, summary and time are one bullet list, the table a table (issue 13)."""

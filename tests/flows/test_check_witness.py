@@ -73,6 +73,12 @@ def test_a_witnessed_band_still_fails_on_a_broken_test(repo: GitRepo) -> None:
     assert json.loads(checked.stdout)["results"]["failed_ids"] == [
         "tests/test_core.py::test_other"
     ]
+    # The failure says why it ran, what it executed that changed (new-user trial: that was
+    # in -v's per-test decisions alone).
+    text = run_agentgate("check", "--base", base, cwd=repo.path).stdout
+    failed = [line for line in text.splitlines() if line.startswith("    FAILED")]
+    assert failed == ["    FAILED tests/test_core.py::test_other  (run:impacted "
+                      "app/core.py::other)"], text
 
 
 def test_a_failing_shadow_sample_is_reported_as_a_witness_bug(repo: GitRepo) -> None:
