@@ -451,7 +451,10 @@ def signature(record: RunRecord) -> str:
 def without_identity(sig: str) -> str:
     """A signature less the test's identity (``(test#...)``), which only the attribution's
     own runs record: to compare one with a run of the project's plain command."""
-    return sig.split(" (test#", 1)[0]
+    return _IDENTITY_PART.sub("", sig)
+
+
+_IDENTITY_PART = re.compile(r" \(test#[^)]*\)")
 
 
 def failure_signature(outcome: Outcome, detail: str) -> str:

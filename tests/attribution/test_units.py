@@ -675,3 +675,14 @@ def test_a_case_head_always_fails_is_the_patchs_beside_a_flaky_case() -> None:
     # The twin: the same flaky case on both trees, nothing broken: no blame.
     same = decide(base, _runs("head", [None, flake, None, flake, None, None]), stage="swept")
     assert same.verdict is not Attribution.PATCH_INDUCED
+
+
+def test_a_signature_less_its_identity_keeps_the_teardown_that_follows() -> None:
+    """The confirming full run records no identity; comparing it with the runs' signatures
+    drops the identity only, not what follows it."""
+    from agentgate.attribution.verdict import failure_signature, without_identity
+
+    detail = "test#abc: assert 0 (at tests/t.py:3); then failed on teardown with \"OSError: x\""
+    plain = "assert 0 (at tests/t.py:3); then failed on teardown with \"OSError: x\""
+    assert without_identity(failure_signature(F, detail)) == failure_signature(F, plain)
+    assert "then error in teardown: OSError" in failure_signature(F, plain)
