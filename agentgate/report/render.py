@@ -103,8 +103,10 @@ def text_lines(result: Result, *, verbose: bool = False) -> list[str]:
         lines.append(f"  range: {_short(result.base)}...{_short(result.head)}")
     elif result.head:
         lines.append(f"  at: {_short(result.head)}")
+    # The most severe first, in their order otherwise (new-user trial: three "promote"
+    # lines came before the "blocked" ones that decided the verdict).
     lines += [_reason_line(reason, verdict_word(result, reason.verdict))
-              for reason in result.reasons]
+              for reason in sorted(result.reasons, key=lambda r: -r.verdict.severity)]
     first, details, last = detail_sections(result.detail, verbose=verbose)
     lines += [f"  {safe(line)}" for line in first]
     shown_all = verbose or result.verdict is not Verdict.SCOPED

@@ -92,8 +92,8 @@ def test_exact_text_report() -> None:
     assert text_lines(result) == [
         "agentgate plan: blocked (exit 4)",
         "  range: aaaaaaaaaa...bbbbbbbbbb",
+        "  blocked: trust-mixed [cccccccccc] p\\xffq: mixed",  # the most severe first
         "  scope-escape x/y.py: outside the scope",  # the rule is the kind: said once
-        "  blocked: trust-mixed [cccccccccc] p\\xffq: mixed",
         "  note: a note",
     ]
 

@@ -52,3 +52,16 @@ def test_scoped_is_the_gates_word() -> None:
     assert text_lines(in_plan)[1] == "  scoped: dynamic-import app/x.py: computed"
     failed = Result(command="attribute", forced=Verdict.FAILED)
     assert text_lines(failed)[0] == "agentgate attribute: failed (exit 1)"
+
+
+def test_the_reason_that_decides_the_verdict_comes_first() -> None:
+    """New-user trial: three ``promote`` lines came before the ``blocked`` ones that made
+    the verdict; the most severe come first, each kind in its own order."""
+    result = Result(command="check", reasons=[
+        Reason("marker-added", Verdict.PROMOTE, "one", path="a.py"),
+        Reason("suppressed-failure", Verdict.BLOCKED, "two", path="b.py"),
+        Reason("marker-added", Verdict.PROMOTE, "three", path="c.py"),
+        Reason("tests-failed", Verdict.FAILED, "four", path="d.py"),
+        Reason("suppressed-failure", Verdict.BLOCKED, "five", path="e.py")])
+    assert [line.rsplit(": ", 1)[1] for line in text_lines(result)[1:]] == [
+        "two", "five", "four", "one", "three"]
