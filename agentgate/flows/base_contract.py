@@ -613,6 +613,11 @@ def _suppressed(judged: list[suppress.Judged]) -> list[Reason]:
             detail = (f"{test}: {len(cases)} cases fail in their base form on head's code "
                       f"({listed([j.nodeid for j in cases], 3)}; the first: {first.failure}) and "
                       f"the patch hid them: {head} at head")
+        # How a human means it (new-user trial: the reason did not say, where rewritten-test
+        # does, and the text shows three of a test's cases).
+        which = "it" if len(cases) == 1 else "each case id (--format json lists them)"
+        detail += (f"; a human accepts {which} by listing it in {trust.ACCEPTED_FILE} in a "
+                   "commit of its own")
         out.append(Reason("suppressed-failure", Verdict.BLOCKED, detail, path=_file(test)))
     return out
 

@@ -103,9 +103,11 @@ def test_the_hidden_cases_of_one_parametrized_test_are_one_reason() -> None:
         "tests/test_u.py::test_styling: 35 cases fail in their base form on head's code "
         "(tests/test_u.py::test_styling[0], tests/test_u.py::test_styling[1], "
         "tests/test_u.py::test_styling[2] and 32 more; the first: FAILED case 0) and the patch "
-        "hid them: deselected at head")
+        "hid them: deselected at head; a human accepts each case id (--format json lists "
+        "them) by listing it in .agentgate/accepted in a commit of its own")
     assert found[1].detail == (f"{SHOUT} fails in its base form on head's code (FAILED shout) "
-                               "and the patch hid it: skipped at head")
+                               "and the patch hid it: skipped at head; a human accepts it by "
+                               "listing it in .agentgate/accepted in a commit of its own")
 
 
 def test_the_cases_a_harness_hid_are_one_reason_per_test() -> None:
