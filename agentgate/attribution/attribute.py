@@ -118,7 +118,7 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     base's suite must fail it as the runs above saw it fail, and head's suite as the base's
     does (flake trial round 4: a base suite failing it for another, rarer reason, or in the
     order pytest-randomly drew, confirmed a failure the patch caused)."""
-    worker = _reads_worker(root, summary.head_sha, request.nodeid)
+    worker = _reads_worker(root, summary.base_sha, summary.head_sha, request.nodeid)
     if worker is not None:
         return Decision(Attribution.HARNESS_ENV, False, (
             f"{decision.detail}; but {worker} reads which xdist worker runs it (worker_id, "
@@ -162,24 +162,26 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
 _WORKER_NAMES = ("worker_id", "testrun_uid", "PYTEST_XDIST_WORKER")
 
 
-def _reads_worker(root: Path, head: str, nodeid: str) -> str | None:
-    """The test's file, or a conftest above it, at head that names what xdist's workers
-    give a test, when the project's own configuration does not run xdist (flake trial
-    round 4, r03: CI's workflow ran ``pytest -n 2``; the test needed a worker's id, the
+def _reads_worker(root: Path, base: str, head: str, nodeid: str) -> str | None:
+    """The test's file, or a conftest above it, at the base or at head, that names what
+    xdist's workers give a test, when the base's own configuration does not run xdist --
+    the base is the contract: ``-n`` a patch writes into ``addopts`` settles nothing (flake
+    trial round 4, r03: CI's workflow ran ``pytest -n 2``; the test needed a worker's id, the
     patch broke the code, and one-process runs on both trees failed it alike: frozen)."""
     path = normalise_nodeid(nodeid).split("::", 1)[0]
     folders = [posixpath.dirname(path)]
     while folders[-1]:
         folders.append(posixpath.dirname(folders[-1]))
     files = [path, *(posixpath.join(f, "conftest.py") for f in folders)]
-    texts = gitio.read_many_at(root, head, [*files, *PYTEST_CONFIG_FILES])
-    found = next((f for f in files if any(n in (texts.get(f) or "") for n in _WORKER_NAMES)),
-                 None)
+    at_base = gitio.read_many_at(root, base, [*files, *PYTEST_CONFIG_FILES])
+    at_head = gitio.read_many_at(root, head, files)
+    found = next((f for f in files for texts in (at_base, at_head)
+                  if any(n in (texts.get(f) or "") for n in _WORKER_NAMES)), None)
     if found is None:
         return None
     try:
         words = option_words(pytest_option(
-            {f: texts.get(f) for f in PYTEST_CONFIG_FILES}, "addopts"))
+            {f: at_base.get(f) for f in PYTEST_CONFIG_FILES}, "addopts"))
     except ConfigError:
         words = []
     return None if distributes(words) else found
@@ -250,11 +252,11 @@ def _in_suite(root: Path, config: Config, request: Request, summary: Summary,
         return Decision(Attribution.PATCH_INDUCED, False, (
             f"{decision.detail}; but {where}, and in the base's it passes: it fails only in "
             "its suite, where the patch's code or tests run before it"))
-    if base.outcome in (Outcome.FAILED, Outcome.ERROR) and (
-            failure_signature(base.outcome, base.detail) != head_sig):
+    base_sig = failure_signature(base.outcome, base.detail)
+    if base.outcome in (Outcome.FAILED, Outcome.ERROR) and base_sig != head_sig:
         return Decision(Attribution.PATCH_INDUCED, False, (
             f"{decision.detail}; but {where}, and the base's fails it otherwise "
-            f"({failure_signature(base.outcome, base.detail)}): the patch changed how"))
+            f"({base_sig}): the patch changed how"))
     return Decision(Attribution.INCONCLUSIVE, False, (
         f"{decision.detail}; but {where}, and the base's ({base.outcome}): it fails only "
         "in its suite, which these runs do not take apart; no freeze"))

@@ -387,12 +387,8 @@ def _failed_cases(record: RunRecord) -> set[str] | None:
     when it failed and its detail does not say which."""
     if not record.outcome.failing:
         return set()
-    detail = record.detail
-    if detail.startswith(IDENTITY):
-        detail = detail[len(IDENTITY):].partition(": ")[2]
-    if not detail.startswith(CASES):
-        return None
-    return set(detail[len(CASES):].partition(": ")[0].split(", "))
+    cases = _opening(record.detail)[1]
+    return set(cases.split(", ")) if cases else None
 
 
 def _messages_moved(base: TreeEvidence, head: TreeEvidence) -> tuple[str, str] | None:
@@ -423,10 +419,7 @@ def message(record: RunRecord) -> str:
 
 
 def _message_of(detail: str) -> str:
-    if detail.startswith(IDENTITY):
-        detail = detail[len(IDENTITY):].partition(": ")[2]
-    if detail.startswith(CASES):
-        detail = detail[len(CASES):].partition(": ")[2]
+    detail = _opening(detail)[2]
     if detail.endswith(")") and AT in detail:
         detail = detail.rpartition(AT)[0]
     for pattern, mask in _MASKS:
@@ -465,12 +458,7 @@ def failure_signature(outcome: Outcome, detail: str) -> str:
     if then:  # a teardown error after the failure is part of how it failed
         return (f"{failure_signature(outcome, detail)} then "
                 f"{failure_signature(Outcome.ERROR, after)}")
-    which = ""
-    if detail.startswith(IDENTITY):
-        which, _, detail = detail[len(IDENTITY):].partition(": ")
-    cases = ""
-    if detail.startswith(CASES):
-        cases, _, detail = detail[len(CASES):].partition(": ")
+    which, cases, detail = _opening(detail)
     phase = "call"
     if (found := _PHASE.match(detail)) is not None:
         phase, detail = found.group(1), found.group(2)
@@ -487,6 +475,17 @@ def failure_signature(outcome: Outcome, detail: str) -> str:
                                 f"[{cases}]" if cases else "", f"at {where}" if where else "",
                                 f"(test#{which})" if which else "")
                     if p)
+
+
+def _opening(detail: str) -> tuple[str, str, str]:
+    """A detail's opening, as ``run.junit`` writes it: (the test's identity, the failing
+    cases, the rest), the first two "" where it has none."""
+    which = cases = ""
+    if detail.startswith(IDENTITY):
+        which, _, detail = detail[len(IDENTITY):].partition(": ")
+    if detail.startswith(CASES):
+        cases, _, detail = detail[len(CASES):].partition(": ")
+    return which, cases, detail
 
 
 def _seeds(seeds: list[int]) -> str:

@@ -85,7 +85,8 @@ def bound_as_tests(root: Path, rev: str, tests: TestFiles) -> frozenset[str]:
     top level (``test_mul = check_mul`` after ``from app.contract import check_mul``, or
     ``test_mul = app.contract.check_mul``): the test's body is theirs (red-team round 6).
     One ``git grep`` for such an assignment, and a read of the few test files it finds."""
-    found = gitio.files_matching(root, rev, r"^test[A-Za-z0-9_]*[[:space:]]*(:[^=]*)?=[^=]")
+    found = gitio.files_matching(root, rev, r"^test[A-Za-z0-9_]*[[:space:]]*(:[^=]*)?=[^=]",
+                                 ("*.py",))
     files = sorted(f for f in found if tests.match(f))
     modules: set[str] = set()
     for text in (gitio.read_many_at(root, rev, files) if files else {}).values():

@@ -373,7 +373,15 @@ GREET = "def greet(who):\n    return f'hello {who}'\n"
 
 
 @pytest.mark.e2e
-def test_a_test_reading_its_xdist_worker_is_no_freeze_from_one_process(repo: GitRepo) -> None:
+@pytest.mark.parametrize("config", [
+    {},
+    # The patch's own addopts giving -n settle nothing: the base's configuration is the
+    # contract, and it runs one process.
+    {"pytest.ini": "[pytest]\naddopts = -p xdist -n 2\n"},
+], ids=["base-config", "patch-adds-n"])
+def test_a_test_reading_its_xdist_worker_is_no_freeze_from_one_process(
+    repo: GitRepo, config: dict[str, str],
+) -> None:
     """Flake trial round 4 (r03): CI gives ``-n 2`` on its command line; the test's first
     assert needs a worker's id and the patch broke the code after it. Runs in one process
     fail it on both trees at the first assert: PRE_EXISTING, frozen."""
@@ -381,7 +389,7 @@ def test_a_test_reading_its_xdist_worker_is_no_freeze_from_one_process(repo: Git
         "{first}", "worker_id != 'master'").replace("'hello a!'", "'hello a'"),
         "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef worker_id():\n"
                              "    return 'master'  # xdist's own, where it is not loaded\n"},
-        {"app/greet.py": "def greet(who):\n    return 'hi'\n"})
+        {"app/greet.py": "def greet(who):\n    return 'hi'\n", **config})
     extra = attribute(repo, "tests/test_greet.py::test_greet", context="file",
                       mode="both").to_json()
     assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
