@@ -289,10 +289,15 @@ def _with_witness(root: Path, planned: Planned, confirm_env: bool) -> Planned:
         return dataclasses.replace(planned, witness_notes=(presence.NO_STORE,))
     from agentgate.witness import select as witness_gate
 
+    # A range the import closure finds no test reaching (empty, docs only, a script no test
+    # names) audits nothing: the closure bounds what any test can see of it, so a skip there
+    # has nothing to be wrong about (new-user trial: three audit tests on a README push).
+    reached = bool(planned.plan.tests or planned.plan.item_dirs)
     wplan = witness_gate.evaluate(
         root, checked.config, base=checked.merge_base, head=checked.head,
         frozen=ledger_excuse.excuses(root, checked.config, base=checked.merge_base,
                                      tree=root).excused, notes=notes, check_env=confirm_env,
+        audit=reached,
     )
     return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 

@@ -115,9 +115,11 @@ def evaluate(
     frozen: frozenset[str] = frozenset(),
     notes: list[str] | None = None,
     check_env: bool = True,
+    audit: bool = True,
 ) -> WitnessPlan | None:
     """The witnessed plan for base...head, or None (with the reason in ``notes``).
-    ``check_env=False`` (``plan``) runs no interpreter and says so in ``notes``."""
+    ``check_env=False`` (``plan``) runs no interpreter and says so in ``notes``;
+    ``audit=False``: no shadow sample (no test can be affected, so none is audited)."""
     said = notes if notes is not None else []
     try:
         found = _find(root, base, head, said)
@@ -143,8 +145,9 @@ def evaluate(
     band = sum(d.runs for d in decisions)
     durations = {n: t.duration for n, t in witness.tests.items()}
     band_seconds = _band_seconds(decisions, durations)
-    audit = shadow.sample(digest, skipped, config.shadow_percent, frozen=frozen, band=band,
-                          durations=durations, band_seconds=band_seconds)
+    audit = shadow.sample(digest, skipped, config.shadow_percent if audit else 0.0,
+                          frozen=frozen, band=band, durations=durations,
+                          band_seconds=band_seconds)
     chosen, unrun = ((), ()) if drift else selection(decisions, patch, frozenset(audit))
     return WitnessPlan(
         witness=witness.sha,
@@ -156,7 +159,7 @@ def evaluate(
         shadow=audit,
         ambient_drift=tuple(drift),
         patch_digest=digest,
-        shadow_percent=config.shadow_percent,
+        shadow_percent=config.shadow_percent if audit else 0.0,
         notes=tuple(said),
         band=band,
         state_leaks=_state_leaks(witness),

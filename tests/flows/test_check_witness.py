@@ -313,3 +313,30 @@ def test_a_skip_the_patch_adds_to_a_test_the_recording_skipped_is_judged(
     suppressed = [r for r in data["reasons"] if r["code"] == "suppressed-failure"]
     assert any("tests/test_mode.py::test_mode" in r["detail"] for r in suppressed), \
         data["reasons"]
+
+
+def test_a_range_no_test_can_reach_audits_nothing(repo: GitRepo) -> None:
+    """New-user trial (L3): a README-only push ran three audit tests. The import closure
+    bounds what any test can see of a range; where it finds no test, the audit has nothing to
+    check. The twin: a change to a function no test ran is reached by the closure, and its
+    skips are audited (that is what the audit is for)."""
+    files = {**FILES, "pyproject.toml": "[tool.agentgate]\nshadow_percent = 50\n",
+             "app/core.py": FILES["app/core.py"] + "\n\ndef unused():\n    return 3\n",
+             "README.md": "# shop\n"}
+    repo.files(files)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("README.md", "# shop\n\nHow to use it.\n")
+    repo.commit("docs")
+    witness = _plan(repo, base)["witness"]
+    assert isinstance(witness, dict)
+    assert witness["shadowed"] == [] and witness["audit"]["percent"] == 0, witness
+    checked = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert json.loads(checked.stdout)["results"] == {"ran": False}, checked.stdout
+    repo.write("app/core.py", files["app/core.py"].replace("return 3", "return 4"))
+    repo.commit("patch unused()")
+    witness = _plan(repo, base)["witness"]
+    assert isinstance(witness, dict)
+    assert witness["counts"]["impacted"] == 0
+    assert len(witness["shadowed"]) >= 1, witness
