@@ -297,7 +297,7 @@ def _with_witness(root: Path, planned: Planned, confirm_env: bool) -> Planned:
         root, checked.config, base=checked.merge_base, head=checked.head,
         frozen=ledger_excuse.excuses(root, checked.config, base=checked.merge_base,
                                      tree=root).excused, notes=notes, check_env=confirm_env,
-        audit=reached,
+        audited=reached,
     )
     return dataclasses.replace(planned, witness=wplan, witness_notes=tuple(notes))
 
@@ -817,7 +817,11 @@ def _explain(planned: Planned, asked: str) -> Explain | NodeExplain:
     path = nodeid.split("::", 1)[0]
     chain = the_plan.explain(path)
     reached = tuple(c for _t, c in sorted(the_plan.why.items()) if path in c[1:])
-    found = Explain(path, tuple(chain) if chain else None, path in the_plan.suite, reached)
+    files = {c[0] for c in reached} if not chain else {path}
+    witnessed = None if planned.witness is None or planned.full_suite else tuple(
+        n for n in planned.witness.run_args if n.split("::", 1)[0] in files)
+    found = Explain(path, tuple(chain) if chain else None, path in the_plan.suite, reached,
+                    witnessed)
     if "::" not in nodeid:
         return found
     from agentgate.report.explain import explain_node

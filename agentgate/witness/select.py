@@ -115,11 +115,11 @@ def evaluate(
     frozen: frozenset[str] = frozenset(),
     notes: list[str] | None = None,
     check_env: bool = True,
-    audit: bool = True,
+    audited: bool = True,
 ) -> WitnessPlan | None:
     """The witnessed plan for base...head, or None (with the reason in ``notes``).
     ``check_env=False`` (``plan``) runs no interpreter and says so in ``notes``;
-    ``audit=False``: no shadow sample (no test can be affected, so none is audited)."""
+    ``audited=False``: no shadow sample (no test can be affected, so none is audited)."""
     said = notes if notes is not None else []
     try:
         found = _find(root, base, head, said)
@@ -145,7 +145,7 @@ def evaluate(
     band = sum(d.runs for d in decisions)
     durations = {n: t.duration for n, t in witness.tests.items()}
     band_seconds = _band_seconds(decisions, durations)
-    audit = shadow.sample(digest, skipped, config.shadow_percent if audit else 0.0,
+    audit = shadow.sample(digest, skipped, config.shadow_percent if audited else 0.0,
                           frozen=frozen, band=band, durations=durations,
                           band_seconds=band_seconds)
     chosen, unrun = ((), ()) if drift else selection(decisions, patch, frozenset(audit))
@@ -159,7 +159,7 @@ def evaluate(
         shadow=audit,
         ambient_drift=tuple(drift),
         patch_digest=digest,
-        shadow_percent=config.shadow_percent if audit else 0.0,
+        shadow_percent=config.shadow_percent if audited else 0.0,
         notes=tuple(said),
         band=band,
         state_leaks=_state_leaks(witness),
