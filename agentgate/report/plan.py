@@ -32,12 +32,18 @@ class Explain:
     # A path that is no test file: the selected test files whose chain passes through it,
     # each with its chain (new-user trial: a source path said "nothing to explain").
     reached_by: tuple[tuple[str, ...], ...] = ()
+    # With a witness: what it runs of those test files (node ids, or a whole file), so the
+    # count is the band's, not the closure's (new-user trial: "12 selected test file(s) reach
+    # it" where the witness ran 5 tests). None: no witness narrowed the plan.
+    witnessed: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         chain = list(self.chain) if self.chain else None
         data: dict[str, Any] = {"test": self.test, "chain": chain, "in_suite": self.in_suite}
         if not self.in_suite:
             data["reached_by"] = [list(c) for c in self.reached_by]
+        if self.witnessed is not None:
+            data["witness_runs"] = list(self.witnessed)
         return data
 
 
@@ -215,16 +221,29 @@ def _chain_text(chain: Iterable[str]) -> str:
 
 def _explain_line(info: Explain) -> str:
     if info.chain:
-        return f"why {info.test}: {_chain_text(info.chain)}"
+        return f"why {info.test}: {_chain_text(info.chain)}{_witnessed(info)}"
     if not info.in_suite and info.reached_by:
         shown = "; ".join(_chain_text(c) for c in info.reached_by[:3])
         more = f"; and {len(info.reached_by) - 3} more" if len(info.reached_by) > 3 else ""
-        return (f"why {info.test}: not a test file; {len(info.reached_by)} selected test "
-                f"file(s) reach it: {shown}{more}")
+        files = ("selected test file(s)" if info.witnessed is None
+                 else "test file(s) of the import closure")
+        return (f"why {info.test}: not a test file; {len(info.reached_by)} {files} reach it: "
+                f"{shown}{more}{_witnessed(info)}")
     if not info.in_suite:
         return (f"why {info.test}: not a test file at head, and no selected test file's "
                 "chain passes through it")
     return f"why {info.test}: not impacted (no import chain from it to a changed file)"
+
+
+def _witnessed(info: Explain) -> str:
+    """What the witness runs of the files the chain or chains start at, if one narrowed."""
+    if info.witnessed is None:
+        return ""
+    if not info.witnessed:
+        return "; the witness runs none of their tests (none executed what changed)"
+    shown = ", ".join(info.witnessed[:3])
+    more = f", and {len(info.witnessed) - 3} more" if len(info.witnessed) > 3 else ""
+    return f"; the witness runs {len(info.witnessed)} of their test(s): {shown}{more}"
 
 
 def _failure_lines(report: BandReport, detail: PlanDetail) -> list[str]:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.support.git_repo import GitRepo, run_agentgate
+from tests.support.text import unwrap
 
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
@@ -340,3 +341,22 @@ def test_a_range_no_test_can_reach_audits_nothing(repo: GitRepo) -> None:
     assert isinstance(witness, dict)
     assert witness["counts"]["impacted"] == 0
     assert len(witness["shadowed"]) >= 1, witness
+
+
+def test_explain_of_a_path_counts_what_the_witness_runs(repo: GitRepo) -> None:
+    """New-user trial (L10): ``plan --explain src/x.py`` said "12 selected test file(s) reach
+    it" where the witness ran 5 tests. With a witness it says what the witness runs of the
+    files the closure found, for a source path and for a test file."""
+    repo.files(FILES)
+    base = repo.commit("initial")
+    assert run_agentgate("witness", "record", cwd=repo.path).returncode == 0
+    repo.write("app/core.py", FILES["app/core.py"].replace("return 2", "return 1 + 1"))
+    repo.commit("patch other()")
+    source = run_agentgate("plan", "--base", base, "--explain", "app/core.py", cwd=repo.path)
+    assert ("  why app/core.py: not a test file; 1 test file(s) of the import closure reach "
+            "it: tests/test_core.py -> app/core.py; the witness runs 1 of their test(s): "
+            "tests/test_core.py::test_other") in unwrap(source.stdout).splitlines(), source.stdout
+    test = run_agentgate("plan", "--base", base, "--explain", "tests/test_core.py",
+                         "--format", "json", cwd=repo.path)
+    assert json.loads(test.stdout)["explain"]["witness_runs"] == [
+        "tests/test_core.py::test_other"], test.stdout
