@@ -395,6 +395,7 @@ def check(root: Path, base: str | None, head: str = "HEAD", *, shadow: bool = Fa
             base_contract.warm(root, planned.range)
         before = tamper.snapshot(root)
         outside = _interpreter_folders(root, planned)
+        planned = _installed_collectors(planned, outside)
         noted = installed.note(outside)
         with band.clean_tree(root, planned.range.head, planned.range.config) as tree:
             _fill(result, planned)
@@ -574,7 +575,7 @@ def _interpreter_folders(root: Path, planned: Planned) -> list[Path]:
     from agentgate.core.errors import AgentgateError
     from agentgate.run import installed, interp
 
-    if planned.selection == ():
+    if planned.selection == () and not planned.plan.touches_code:
         return []
     config = planned.range.config
     try:  # refused as the band refuses it: never run a file the range supplies
@@ -584,6 +585,26 @@ def _interpreter_folders(root: Path, planned: Planned) -> list[Path]:
     except AgentgateError:
         return []
     return installed.folders(python, interp.test_env(config, root), root, [root])
+
+
+def _installed_collectors(planned: Planned, outside: list[Path]) -> Planned:
+    """Add the test roots' non-Python items where an installed plugin collects them (red-team
+    round 6, 04: pytest-yaml, tavern, nbval by entry point), as a conftest's are
+    (``_collectors``), for a range that touches code; seen only where the interpreter is
+    known, so ``plan`` does not list them."""
+    from agentgate.run import installed
+
+    if planned.full_suite or not planned.plan.touches_code:
+        return planned
+    found = installed.collectors(outside)
+    if not found:
+        return planned
+    config, the_plan = planned.range.config, planned.plan
+    named = [f"{name} (installed)" for name in found]
+    dirs = planner.outermost([*the_plan.item_dirs, *planner.collector_dirs(config, named)])
+    the_plan = dataclasses.replace(the_plan, item_dirs=dirs, notes=(
+        *the_plan.notes, planner.collectors_note(named, dirs)))
+    return dataclasses.replace(planned, plan=the_plan)
 
 
 def _installed_changed(paths: list[str]) -> list[Reason]:
@@ -752,15 +773,21 @@ def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],
 
     files = sorted({n.split("::", 1)[0] for n in nodes or found if n != leaks.COLLECTION}
                    or {s.split("::", 1)[0] for s in planned.selection or ()})
+    # Items a collector made of files that are not Python ran in a run of their own
+    # (``band.ITEMS``): that run, at the base, says what they leave there (the first of them
+    # set up ``tests/__init__.py``'s package, putting the tree on ``sys.path``).
+    items = planned.plan.item_dirs if any(not f.endswith(".py") for f in files) else ()
+    files = [f for f in files if f.endswith(".py")] if items else files
     at_base = set(gitio.ls_tree(root, planned.range.merge_base, tuple(files)))
     chosen = (tuple(n for n in nodes if n.split("::", 1)[0] in at_base) if nodes
               else tuple(f for f in files if f in at_base))
-    if not chosen:
+    if not chosen and not items:
         return None
     config = planned.range.config
     try:
         with band.clean_tree(root, planned.range.merge_base, config) as tree:
-            ran = band.run_band(root, config, tree, band.BandSpec(chosen, workers=0))
+            ran = band.run_band(root, config, tree,
+                                band.BandSpec(chosen, workers=0, item_dirs=items))
     except AgentgateError:
         return None
     seen = [d for d in ran.seen.values() if d is not None]

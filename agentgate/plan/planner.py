@@ -68,6 +68,9 @@ class Plan:
     # Folders whose non-Python files a collector turns into tests (``PlanInput.collectors``):
     # what those tests import is in their data, so every change that reaches code runs them.
     item_dirs: tuple[str, ...] = ()
+    # Whether the range changes anything code may read (not inert files alone): an installed
+    # collector's items, found when the interpreter is known (``check``), run only then.
+    touches_code: bool = False
 
     @property
     def promoted(self) -> bool:
@@ -107,7 +110,8 @@ def plan(inp: PlanInput) -> Plan:
     _escalate_locally(graph, impact)
     closure = graph.importers_closure(impact.seeds)
     _select(inp, graph, closure, tests, impact)
-    item_dirs = _item_dirs(inp) if _touches_code(impact) else ()
+    touches = _touches_code(impact)
+    item_dirs = collector_dirs(inp.config, inp.collectors) if touches else ()
     for text in texts:  # its examples may import anything: every change runs it
         impact.offer(text, (text,))
     tests |= set(texts)
@@ -115,9 +119,7 @@ def plan(inp: PlanInput) -> Plan:
     reasons += _escalations(graph, impact.seeds, tests)
     notes = _notes(impact, graph)
     if item_dirs:
-        notes.append(f"tests collected from non-Python files ({', '.join(sorted(inp.collectors))}"
-                     f": pytest_collect_file) may import anything: those under "
-                     f"{', '.join(item_dirs)} run")
+        notes.append(collectors_note(inp.collectors, item_dirs))
     return Plan(
         tests=tuple(sorted(impact.why)),
         why=dict(sorted(impact.why.items())),
@@ -125,19 +127,32 @@ def plan(inp: PlanInput) -> Plan:
         reasons=tuple(reasons),
         notes=tuple(notes),
         item_dirs=item_dirs,
+        touches_code=touches,
     )
 
 
-def _item_dirs(inp: PlanInput) -> tuple[str, ...]:
-    """The folders a collector's items come from: its own (a root conftest's or a plugin's:
-    the test roots, or the whole tree where pytest's ``testpaths`` is unset), outermost."""
+def collectors_note(collectors: Iterable[str], item_dirs: Iterable[str]) -> str:
+    return (f"tests collected from non-Python files ({', '.join(sorted(collectors))}: "
+            f"pytest_collect_file) may import anything: those under {', '.join(item_dirs)} run")
+
+
+def collector_dirs(config: Config, collectors: Iterable[str]) -> tuple[str, ...]:
+    """The folders a collector's items come from: its own (a conftest's), else the test
+    roots (a root conftest's, a plugin's, an installed one's; the whole tree where pytest's
+    ``testpaths`` is unset), outermost."""
     found: set[str] = set()
-    for path in inp.collectors:
+    for path in collectors:
         folder = posixpath.dirname(path) if posixpath.basename(path) == CONFTEST else ""
         if folder:
             found.add(folder)
         else:
-            found.update(("." if inp.config.collect_anywhere else t) for t in inp.config.tests)
+            found.update(("." if config.collect_anywhere else t) for t in config.tests)
+    return outermost(found)
+
+
+def outermost(folders: Iterable[str]) -> tuple[str, ...]:
+    """The folders none of the others holds, sorted."""
+    found = set(folders)
     if "." in found:
         return (".",)
     return tuple(f for f in sorted(found) if not any(under(f, g) for g in found if g != f))

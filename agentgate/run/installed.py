@@ -85,3 +85,78 @@ def note(roots: Iterable[Path]) -> Noted:
 def changed(before: Noted, after: Noted) -> list[str]:
     """The paths added, removed or written between the two notes."""
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+# --- collectors by entry point ---------------------------------------------------------------
+
+_HOOK = b"pytest_collect_file"
+_PLUGINS = "pytest11"
+
+
+def collectors(folders: Iterable[Path]) -> tuple[str, ...]:
+    """The installed pytest plugins (``pytest11`` entry points) whose code names
+    ``pytest_collect_file``: they make tests of files that are not Python (pytest-yaml,
+    tavern, nbval, pytest-markdown-docs), which no import graph sees (red-team round 6, 04).
+    Read from the files alone, nothing imported: each distribution's ``entry_points.txt``,
+    then its recorded Python files and the entry modules' packages. agentgate's own plugin
+    is not one (it names the hook to judge it)."""
+    folders = list(folders)
+    found: set[str] = set()
+    for folder in folders:
+        for meta in sorted((*folder.glob("*.dist-info"), *folder.glob("*.egg-info"))):
+            modules = _plugin_modules(meta / "entry_points.txt")
+            if not modules or all(m.split(".", 1)[0] == "agentgate" for m in modules):
+                continue
+            files = [*_recorded(folder, meta), *(f for m in modules
+                                                for f in _package_files(folders, m))]
+            if any(_names_hook(f) for f in dict.fromkeys(files)):
+                found.add(meta.name.split("-", 1)[0])
+    return tuple(sorted(found))
+
+
+def _plugin_modules(path: Path) -> list[str]:
+    """The modules a ``[pytest11]`` section names (``name = module:attr``)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    modules, inside = [], False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            inside = line == f"[{_PLUGINS}]"
+        elif inside and "=" in line and not line.startswith(("#", ";")):
+            modules.append(line.split("=", 1)[1].split(":", 1)[0].strip())
+    return [m for m in modules if m]
+
+
+def _recorded(folder: Path, meta: Path) -> list[Path]:
+    """The Python files a distribution's ``RECORD`` (or an egg's file list) names."""
+    for name in ("RECORD", "installed-files.txt", "SOURCES.txt"):
+        try:
+            text = (meta / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        base = folder if name == "RECORD" else meta
+        return [base / line.split(",", 1)[0] for line in text.splitlines()
+                if line.split(",", 1)[0].endswith(".py")]
+    return []
+
+
+def _package_files(folders: list[Path], module: str) -> list[Path]:
+    """The Python files of the top-level package (or module) ``module`` belongs to, in the
+    first folder that holds it (an editable install's source is a folder a ``.pth`` adds)."""
+    top = module.split(".", 1)[0]
+    for folder in folders:
+        if (folder / f"{top}.py").is_file():
+            return [folder / f"{top}.py"]
+        if (folder / top).is_dir():
+            return sorted((folder / top).rglob("*.py"))
+    return []
+
+
+def _names_hook(path: Path) -> bool:
+    try:
+        return _HOOK in path.read_bytes()
+    except OSError:
+        return False

@@ -114,7 +114,9 @@ def process_state(*, imports: bool = True) -> dict[str, object]:
         # A module replaced or taken out (``sys.modules["app.tax"] = stub``), a folder put
         # on the path, a finder or a path hook added: later tests import something else.
         state["sys.modules"] = dict(sys.modules)
-        state["sys.path"] = tuple(sys.path)
+        # Less this plugin's own folder (``band.install_outcomes_plugin``): a scratch folder
+        # whose place differs from run to run, so no two runs' values compared equal.
+        state["sys.path"] = tuple(p for p in sys.path if p != _OWN_FOLDER)
         state["sys.meta_path"] = tuple(sys.meta_path)
         state["sys.path_hooks"] = tuple(sys.path_hooks)
     try:
@@ -188,7 +190,18 @@ def _shown(value: object) -> str:
             value, (int, float, str, tuple, list))):
         name = getattr(value, "__qualname__", None) or type(value).__qualname__
         value = f"{getattr(value, '__module__', None) or '?'}.{name}"
-    return repr(value)[:80]
+    text = repr(value)
+    for place in _RUN_FOLDERS:
+        text = text.replace(place, "<tree>")
+    return text[:80]
+
+
+# The folder the run took place in (its invocation folder, resolved and not), longest first:
+# a value is cut to 80 characters, so the folder is named before the cut; cut after, a tree
+# under ``.git/agentgate/worktrees`` showed as ``'/tmp/x/.git/agen…`` where the checkout
+# itself showed ``'<tree>'``, and a leak the base shared read as head's own.
+_RUN_FOLDERS: list[str] = []
+_OWN_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 def _reading(*, imports: bool = True) -> dict[str, object]:
@@ -339,6 +352,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("agentgate_outcomes")
+    if path or config.getoption("agentgate_leaks"):
+        here = str(config.invocation_params.dir)
+        _RUN_FOLDERS[:] = sorted({p for p in (here, os.path.realpath(here)) if len(p) > 1},
+                                 key=len, reverse=True)
     if path and hasattr(config, "workerinput"):  # an xdist worker: see WorkerOutcomes
         worker = WorkerOutcomes(config)
         config.pluginmanager.register(worker, "agentgate-outcomes-worker")

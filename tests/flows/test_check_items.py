@@ -178,3 +178,48 @@ def test_the_items_run_walks_its_folders_alone() -> None:
         (band.ITEMS, (f"{band.ITEMS_OPTION}=tests", "--ignore=tests/cases.json", "tests")),
     ]
     assert band.ITEMS_OPTION == outcomes.ITEMS_OPTION  # a copy: the plugin imports pytest
+
+
+def _with_installed_collector(tmp_path: Path) -> Path:
+    """A virtualenv for the project whose site-packages holds a pytest plugin, installed as
+    pip leaves one (a ``pytest11`` entry point, a ``RECORD``), that collects JSON cases."""
+    from tests.attribution.test_untrusted_head import _interpreter_of_its_own
+
+    venv = _interpreter_of_its_own(tmp_path)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "jsoncases.py").write_text(JSON_CONFTEST, encoding="utf-8")
+    meta = site / "jsoncases-1.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: jsoncases\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (meta / "entry_points.txt").write_text("[pytest11]\njsoncases = jsoncases\n",
+                                           encoding="utf-8")
+    (meta / "RECORD").write_text("jsoncases.py,,\njsoncases-1.0.dist-info/RECORD,,\n",
+                                 encoding="utf-8")
+    return venv
+
+
+@pytest.mark.parametrize("calc", [BROKEN, HARMLESS], ids=["broken", "harmless"])
+def test_items_an_installed_plugin_collects_run_when_code_changes(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calc: str,
+) -> None:
+    """Red-team round 6, 04 by entry point: the JSON cases are collected by an installed
+    plugin (as pytest-yaml, tavern, nbval are), not a conftest the repository holds, so no
+    ``git grep`` finds the collector. The interpreter's distributions are read for it: the
+    broken ``mul`` fails its JSON case; the harmless change runs the cases and passes."""
+    from agentgate.flows import check as checkrun
+
+    monkeypatch.setenv("VIRTUAL_ENV", str(_with_installed_collector(tmp_path)))
+    repo.files({**FILES, "tests/test_table.json": JSON_CASES["tests/test_table.json"]})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", calc)
+    repo.commit("simplify mul\n\nCo-authored-by: Claude <noreply@anthropic.com>")
+    data = checkrun.check(repo.path, base, "HEAD").to_json()
+    results = _results(data)
+    assert any("jsoncases (installed)" in n for n in data["notes"]), data["notes"]
+    if calc == BROKEN:
+        assert data["exit_code"] == 1, data["reasons"]
+        assert results["failed_ids"] == ["tests/test_table.json::mul_small"]
+    else:
+        assert data["exit_code"] == 0, data["reasons"]
+        assert (results["passed"], results["failed"]) == (3, 0), data["reasons"]
