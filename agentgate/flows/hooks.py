@@ -142,11 +142,14 @@ def _pre_commit_range(root: Path, env: Mapping[str, str]) -> PushRange:
     head = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
     base = env.get("PRE_COMMIT_FROM_REF")
     remote = env.get("PRE_COMMIT_REMOTE_NAME")
+    # The headline names the pushed branch, as the plain hook does (new-user trial: a 40-hex
+    # sha under pre-commit, refs/heads/main under git).
+    label = env.get("PRE_COMMIT_LOCAL_BRANCH") or head
     if base and gitio.ref_exists(root, base):
         return _existing_branch(root, base, head, env.get("PRE_COMMIT_REMOTE_BRANCH", ""),
-                                remote, head)
+                                remote, label)
     fallback, note = _base_branch_fallback(root, head, remote)
-    return PushRange(fallback, head, head, note)
+    return PushRange(fallback, head, label, note)
 
 
 def _ref_range(root: Path, ref: PushedRef, remote: str | None) -> PushRange:

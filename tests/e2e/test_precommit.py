@@ -70,9 +70,9 @@ def test_several_refs_pre_commit_checks_only_the_first(
     bad = bad_commit(project)
     outcome = push(project, env, "origin", "a", "b")
     assert outcome.code == 0, outcome.out
-    # One report only, labelled with PRE_COMMIT_TO_REF (a sha: pre-commit passes no ref name).
-    assert outcome.lines("agentgate hook pre-push") == [
-        f"agentgate hook pre-push {good}: scoped (exit 0)"
+    # One report only, labelled with the first ref's local branch (PRE_COMMIT_LOCAL_BRANCH).
+    assert good and outcome.lines("agentgate hook pre-push") == [
+        "agentgate hook pre-push refs/heads/a: scoped (exit 0)"
     ]
     assert remote_sha(remote, "b") == bad  # the limitation, observed
     project.git("checkout", "-q", "-b", "c", "b")

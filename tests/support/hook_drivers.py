@@ -128,7 +128,7 @@ class PreCommitFramework(Driver):
         assert outcome.hooks.get(stage) == [1], outcome.hooks  # pre-commit's own exit code
 
     def push_label(self, ref: str, sha: str) -> str:
-        return sha  # PRE_COMMIT_TO_REF: pre-commit passes no ref name
+        return ref  # PRE_COMMIT_LOCAL_BRANCH, the local ref git names (as hooks/pre-push)
 
 
 # --- what a commit's hooks did, whichever driver ran them ---------------------------------
