@@ -60,7 +60,7 @@ def judge(root: Path, checked: RangeCheck, selection: tuple[str, ...] | None,
         # A suppression the base itself ran is no harmless one: ``skipped_by_code`` says it.
         shown = dataclasses.replace(found, suppressed=tuple(
             j for j in found.suppressed if j.oracle not in _SKIPS or j.nodeid not in asked))
-        more, notes = reasons(shown, policy(checked), ok)
+        more, notes = reasons(shown, policy(checked), ok, _changed_test_code(checked))
         result.reasons += more
         result.notes += notes
     if asked:
@@ -566,9 +566,18 @@ def accepted(root: Path, checked: RangeCheck) -> frozenset[str]:
     return at_head & frozenset(ok)
 
 
-def reasons(found: OracleReport, rule: str, ok: frozenset[str]
-            ) -> tuple[list[Reason], list[str]]:
-    """The oracle's findings as reasons and notes."""
+def _changed_test_code(checked: RangeCheck) -> frozenset[str]:
+    """The Python files the range changed under the test roots (test files, helpers,
+    conftests) and conftests anywhere."""
+    roots = tuple(checked.config.tests)
+    return frozenset(p for c in checked.changes for p in c.paths if p.endswith(".py") and (
+        under_any(p, roots) or posixpath.basename(p) == "conftest.py"))
+
+
+def reasons(found: OracleReport, rule: str, ok: frozenset[str],
+            changed: frozenset[str] | None = None) -> tuple[list[Reason], list[str]]:
+    """The oracle's findings as reasons and notes; ``changed``: the range's paths (None:
+    not known), to say whether a rewritten test's own file was edited or its helpers."""
     out = [Reason("base-oracle-incomplete", Verdict.FAILED, p) for p in found.problems]
     passed = [j for j in found.suppressed if j.oracle != "failed"]
     notes = _harmless([j for j in passed if not j.stand_in])
@@ -581,7 +590,7 @@ def reasons(found: OracleReport, rule: str, ok: frozenset[str]
     notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} ({j.head} at head)"
               for j in hidden if j.nodeid in ok]
     out += _suppressed([j for j in hidden if j.nodeid not in ok])
-    out += [_rewritten(j, rule) for j in found.rewritten if j.nodeid not in ok]
+    out += [_rewritten(j, rule, changed) for j in found.rewritten if j.nodeid not in ok]
     notes += [f"accepted in {trust.ACCEPTED_FILE}: {j.nodeid} (rewritten)"
               for j in found.rewritten if j.nodeid in ok]
     for test, ids in _by_test(found.harness_hidden).items():
@@ -648,9 +657,17 @@ def _harmless(judged: list[suppress.Judged]) -> list[str]:
     return notes
 
 
-def _rewritten(j: suppress.Judged, rule: str) -> Reason:
+def _rewritten(j: suppress.Judged, rule: str, changed: frozenset[str] | None = None
+               ) -> Reason:
     verdict = Verdict.BLOCKED if rule == "block" else Verdict.SCOPED
-    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {j.nodeid} was edited; its "
+    what = "was edited"
+    if changed is not None and _file(j.nodeid) not in changed:
+        # Its file is the base's: the test code it runs changed elsewhere (new-user trial:
+        # "was edited" where only a helper module had).
+        helpers = sorted(changed)
+        what = (f"was not edited, but test code it runs was ({listed(helpers, 3)})" if helpers
+                else "was not edited, but what it runs as test code was")
+    return Reason("rewritten-test", verdict, f"REWRITTEN TEST: {j.nodeid} {what}; its "
                   f"base form fails on head's code ({j.failure}) while its new form passes. "
                   f"A human accepts it by listing it in {trust.ACCEPTED_FILE} "
                   "in a commit of its own", path=_file(j.nodeid))

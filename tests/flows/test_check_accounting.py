@@ -166,6 +166,9 @@ def test_a_weakened_test_helper_does_not_hide_broken_code(chain: GitRepo) -> Non
                    "tests/helpers.py": HELPER.replace("assert word == expected", "pass")})
     data = check_json(chain)
     assert _rewritten(data) == ["tests/test_helped.py"], data["reasons"]
+    # It says what was edited (new-user trial: "was edited" where only a helper was).
+    detail = next(r["detail"] for r in data["reasons"] if r["code"] == "rewritten-test")
+    assert "was not edited, but test code it runs was (tests/helpers.py)" in detail, detail
 
 
 def test_a_module_copy_under_the_tests_does_not_stand_in_for_broken_code(
@@ -222,6 +225,8 @@ def test_a_weakened_helper_outside_the_test_roots_does_not_hide_broken_code(
                    helper: HELPER.replace("assert word == expected", "pass")})
     data = check_json(chain)
     assert _rewritten(data) == [test], data["reasons"]
+    detail = next(r["detail"] for r in data["reasons"] if r["code"] == "rewritten-test")
+    assert f"{test}" in detail and "was not edited" in detail, detail
 
 
 @pytest.mark.parametrize("home", sorted(HELPER_HOMES))
