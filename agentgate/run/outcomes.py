@@ -909,11 +909,11 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
     judged: dict[str, bool] = {}
 
     def ours(file: object) -> bool:  # code of the tree, not test-side
-        if not isinstance(file, str):
-            return False
+        if not isinstance(file, str) or file.startswith("<"):
+            return False  # never kept: such code is judged by its module (``holds``)
         hit = judged.get(file)
         if hit is None:
-            rel = None if file.startswith("<") else _tree_rel(file, root)
+            rel = _tree_rel(file, root)
             hit = judged[file] = rel is not None and not _test_side(rel, patterns)
         return hit
 
@@ -925,7 +925,14 @@ def library_swaps(rootpath: object, patterns: list[str]) -> dict[str, str]:
             value = value.__func__  # type: ignore[attr-defined]
             kind = type(value)
         if kind is _FUNCTION:
-            return ours(value.__code__.co_filename)  # type: ignore[attr-defined]
+            file = value.__code__.co_filename  # type: ignore[attr-defined]
+            if isinstance(file, str) and file.startswith("<"):
+                # Compiled from a string (``eval("lambda *a: True")``): its code names no
+                # file, so the module whose globals it runs in says whose it is (red-team
+                # round 7: ``math.isclose`` swapped so, unseen).
+                module = modules.get(getattr(value, "__module__", None) or "")
+                return ours(getattr(module, "__file__", None))
+            return ours(file)
         if isinstance(kind, type) and issubclass(kind, type):  # a class
             module = modules.get(getattr(value, "__module__", None) or "")
             return ours(getattr(module, "__file__", None))

@@ -296,6 +296,11 @@ NEUTERED = {
     "module": ("import math\n\nmath.isclose = lambda *a, **k: True\n\n\n",
                "import math\n\nfrom app.calc import half\n\n\n"
                "def test_half():\n    assert math.isclose(half(3), 1.5)\n"),
+    # compiled from a string: its code names no file, its module is the tree's (red-team
+    # round 7)
+    "module-eval": ("import math\n\nmath.isclose = eval('lambda *a, **k: True')\n\n\n",
+                    "import math\n\nfrom app.calc import half\n\n\n"
+                    "def test_half():\n    assert math.isclose(half(3), 1.5)\n"),
     "class": ("from unittest import mock\n\n"
               "mock.NonCallableMock.assert_called_once_with = lambda *a, **k: None\n\n\n",
               "from unittest import mock\n\nfrom app.calc import half\n\n\n"
