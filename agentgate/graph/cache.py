@@ -43,7 +43,7 @@ from agentgate.graph.reverse import TYPECODE, packed_fits
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-VERSION = 23  # bump when raw records or layouts change meaning (23: relative __import__ globals)
+VERSION = 24  # bump when raw records or layouts change meaning (24: loaders told to build)
 FILE_NAME = "graph.bin"
 STATE_NAME = "state.bin"
 SEGMENTS = "blobs-*.bin"

@@ -174,9 +174,36 @@ _UNPICKLERS = {
 }
 
 
+# Loaders that build objects their data names only when asked to (red-team round 7): PyYAML's
+# ``load`` with a loader that is not a safe one, numpy's ``load`` with ``allow_pickle``, and
+# logging's configuration from a file or a dict not written in the code (its ``class``
+# and ``()`` keys name any class). (module, function) -> the rule that clears a call.
+_SAFE_YAML = frozenset(("SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"))
+_WHEN_ASKED = {
+    ("yaml", "load"): "yaml", ("yaml", "load_all"): "yaml",
+    ("numpy", "load"): "pickle", ("logging.config", "fileConfig"): "always",
+    ("logging.config", "dictConfig"): "dict", ("logging.config", "listen"): "always",
+}
+
 # The module names whose loaders ``indirect`` reads: a file naming none of them need not be
-# walked for them (graph.scan's fast path).
-UNPICKLER_MODULES = frozenset(_UNPICKLERS)
+# walked for them (graph.scan's fast path); ``logging`` for ``from logging import config``.
+UNPICKLER_MODULES = frozenset(_UNPICKLERS) | {"numpy", "logging"}
+
+
+def _asks_to_load(call: ast.Call, rule: str) -> bool:
+    """Whether a ``_WHEN_ASKED`` call may build what its data names."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    if rule == "yaml":  # the loader: a keyword or the second argument; none is PyYAML<6's full
+        loader = keywords.get("Loader", call.args[1] if len(call.args) > 1 else None)
+        name = (loader.attr if isinstance(loader, ast.Attribute)
+                else loader.id if isinstance(loader, ast.Name) else None)
+        return name not in _SAFE_YAML
+    if rule == "pickle":  # numpy's default is allow_pickle=False
+        flag = keywords.get("allow_pickle", call.args[2] if len(call.args) > 2 else None)
+        return flag is not None and not (isinstance(flag, ast.Constant) and not flag.value)
+    if rule == "dict":  # a dict written in the code: its dotted strings are edges already
+        return not (call.args and isinstance(call.args[0], ast.Dict))
+    return True
 
 
 def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.Subscript],
@@ -204,6 +231,9 @@ def indirect(calls: list[ast.Call], refs: list[ast.expr], subscripts: list[ast.S
                 call, bound, refs, assigns, tree, import_nodes):
             found.append(("dynamic-import", f"{owner}.{name}() loads what its data names at "
                           f"line {call.lineno}"))
+        elif (rule := _WHEN_ASKED.get((owner, name))) and _asks_to_load(call, rule):
+            found.append(("dynamic-import", f"{owner}.{name}() may build what its data names "
+                          f"at line {call.lineno}"))
         elif owner == "builtins" and name in ("getattr", "vars") and call.args and isinstance(
                 target := call.args[0], ast.Name) and target.id in ("importlib", "builtins") \
                 and not _fetches_a_loader(call):  # that one ``loaders`` names already
@@ -316,6 +346,11 @@ def _owner_and_name(func: ast.expr, bound: dict[str, tuple[str, str]]
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         module, name = bound.get(func.value.id, (func.value.id, ""))
         return (module, func.attr) if not name else (f"{module}.{name}", func.attr)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and isinstance(
+            func.value.value, ast.Name):  # ``logging.config.fileConfig``
+        module, name = bound.get(func.value.value.id, (func.value.value.id, ""))
+        owner = f"{module}.{name}" if name else module
+        return f"{owner}.{func.value.attr}", func.attr
     if isinstance(func, ast.Name):
         if func.id in bound:
             module, name = bound[func.id]

@@ -163,6 +163,25 @@ ANYTHING = {
     "    return importlib.__dict__['import_module'](name)\n",
     "vars-builtins": "import builtins\n\ndef run(name):\n"
     "    return vars(builtins)['__import__'](name)\n",
+    # Red-team round 7: loaders that build what their data names when asked to.
+    "yaml-full-loader": "import yaml\n\ndef run(text):\n"
+    "    return yaml.load(text, Loader=yaml.Loader)\n",
+    "yaml-unsafe-positional": "from yaml import load, UnsafeLoader\n\ndef run(text):\n"
+    "    return load(text, UnsafeLoader)\n",
+    "numpy-pickle": "import numpy as np\n\ndef run(path):\n"
+    "    return np.load(path, allow_pickle=True)\n",
+    "logging-file-config": "import logging.config\n\ndef run(path):\n"
+    "    logging.config.fileConfig(path)\n",
+    "logging-dict-from-data": "import json\nfrom logging import config\n\ndef run(path):\n"
+    "    config.dictConfig(json.load(open(path)))\n",
+}
+# Their safe forms: nothing but plain data is built.
+SAFE_LOADS = {
+    "yaml-safe-loader": "import yaml\n\ndef run(text):\n"
+    "    return yaml.load(text, Loader=yaml.SafeLoader)\n",
+    "numpy-no-pickle": "import numpy\n\ndef run(path):\n    return numpy.load(path)\n",
+    "logging-dict-in-code": "from logging.config import dictConfig\n\ndef run():\n"
+    "    dictConfig({'version': 1})\n",
 }
 
 
@@ -222,6 +241,13 @@ def test_code_that_may_load_any_module_escalates_its_file(repo: GitRepo, loader:
     assert data["tests"] == ["tests/test_core.py", "tests/test_loader.py"]
     reasons = {(r["path"], r["verdict"]) for r in data["reasons"] if r["code"] == "dynamic-import"}
     assert reasons == {("tests/test_loader.py", "scoped")}
+
+
+@pytest.mark.parametrize("loader", sorted(SAFE_LOADS))
+def test_a_loader_told_to_build_plain_data_escalates_nothing(repo: GitRepo, loader: str) -> None:
+    data = _plan(repo, SAFE_LOADS[loader], {"app/core.py": "def one():\n    return 2 - 1\n"})
+    assert data["tests"] == ["tests/test_core.py"]
+    assert not [r for r in data["reasons"] if r["code"] == "dynamic-import"], data["reasons"]
 
 
 # Red-team round 4: what runs or imports a module without an import statement.

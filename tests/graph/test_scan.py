@@ -468,6 +468,8 @@ INDIRECT = {
     "unpickler": "import pickle\n\n\ndef load(data):\n    return pickle.loads(data)\n",
     "unpickler-from": "from dill import loads\n\n\ndef load(data):\n    return loads(data)\n",
     "yaml": "import yaml\n\n\ndef load(text):\n    return yaml.unsafe_load(text)\n",
+    "logging-config": "from logging import config\n\n\ndef load(path):\n"
+                      "    config.fileConfig(path)\n",
     "sys-modules": "import sys\n\nCORE = sys.modules['app.core']\n",
     "builtins-dict": "import builtins\n\nLOAD = builtins.__dict__['__import__']\n",
     "vars-builtins": "import builtins\n\nLOAD = vars(builtins)['__import__']\n",
