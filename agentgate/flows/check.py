@@ -786,8 +786,11 @@ def _base_leaks(root: Path, planned: Planned, found: Mapping[str, Any],
     config = planned.range.config
     try:
         with band.clean_tree(root, planned.range.merge_base, config) as tree:
-            ran = band.run_band(root, config, tree,
-                                band.BandSpec(chosen, workers=0, item_dirs=items))
+            # The folders walked for their conftests alone load theirs as head's band did:
+            # during collection, where what their import sets is collection's leak.
+            ran = band.run_band(root, config, tree, band.BandSpec(
+                chosen, workers=0, item_dirs=items,
+                conftest_dirs=_conftest_dirs(root, planned, chosen) if chosen else ()))
     except AgentgateError:
         return None
     seen = [d for d in ran.seen.values() if d is not None]

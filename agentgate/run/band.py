@@ -385,7 +385,7 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     own = [s for s in rest if _in_any(s, apart)]
     rest = [s for s in rest if not _in_any(s, apart)]
-    runs = [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree), *_as_args(chosen)),
+    runs = [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree, chosen)),
                     len(chosen), paths=tuple(chosen))
             for label, chosen in (("band", rest), (PATCH_TESTS, own)) if chosen]
     items = [d for d in spec.item_dirs if (tree / d).is_dir()]
@@ -395,17 +395,31 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
         # A file the selection names (a witness's impacted item) runs there, not twice.
         named = sorted({s.split("::", 1)[0] for s in spec.selection
                         if not s.split("::", 1)[0].endswith(".py")})
-        runs.append(RunSpec(ITEMS, (*deselect, *_unrun(spec), *_harness(spec, tree),
+        runs.append(RunSpec(ITEMS, (*deselect, *_unrun(spec),
                                     *(f"{ITEMS_OPTION}={d}" for d in items),
-                                    *(f"--ignore={n}" for n in named), *_as_args(items)),
+                                    *(f"--ignore={n}" for n in named),
+                                    *_harness(spec, tree, items)),
                             len(items), paths=tuple(items)))
     return runs
 
 
-def _harness(spec: BandSpec, tree: Path) -> list[str]:
-    """The folders a run of selected files walks for their conftests alone."""
+def _harness(spec: BandSpec, tree: Path, chosen: Sequence[str]) -> list[str]:
+    """The selected files, and the folders a run of them walks for their conftests alone,
+    in the order pytest's walk of the suite meets them: the outcome plugin keeps those
+    folders' conftests from loading at start-up, so each loads where the whole suite's run
+    loads it, between the test modules it imports before and after (red-team round 7: a
+    sibling conftest that set a mode at start-up made the band test another mode than the
+    whole suite)."""
     present = [d for d in spec.conftest_dirs if (tree / d / "conftest.py").is_file()]
-    return [*(f"{HARNESS_OPTION}={d}" for d in present), *_as_args(present)]
+    if not present:
+        return _as_args(chosen)
+    ordered = sorted([*chosen, *present], key=walk_order)
+    return [*(f"{HARNESS_OPTION}={d}" for d in present), *_as_args(ordered)]
+
+
+def walk_order(arg: str) -> tuple[str, ...]:
+    """A path's (or node id's) place in pytest's walk: each folder's entries by name."""
+    return tuple(arg.split("::", 1)[0].split("/"))
 
 
 HARNESS_OPTION = "--agentgate-harness-dir"  # as run/outcomes.py defines it (not imported)

@@ -337,6 +337,28 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
 _HARNESS_KEY = pytest.StashKey[tuple[list[str], list[str], set[str]]]()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    """The folders given for their conftests alone (``HARNESS_OPTION``) are no initial
+    arguments: pytest loads an argument's conftests at start-up, where the whole suite's run
+    loads a sibling folder's when its walk reaches it, after the test modules before it have
+    imported the code (red-team round 7: that conftest set a mode the code reads at import).
+    Left out here, each loads as its folder is collected, in the order the band gives (pytest
+    8 and later load a collected folder's conftests; earlier ones do not, and keep them)."""
+    space = early_config.known_args_namespace
+    late = {os.path.normpath(d) for d in getattr(space, "agentgate_harness_dirs", None) or ()}
+    given = list(getattr(space, "file_or_dir", None) or ())
+    kept = [a for a in given if os.path.normpath(str(a).split("::", 1)[0]) not in late]
+    if not late or not kept or len(kept) == len(given) or int(
+            pytest.__version__.split(".", 1)[0]) < 8:
+        return (yield)
+    space.file_or_dir = kept
+    try:
+        return (yield)
+    finally:
+        space.file_or_dir = given
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     path = config.getoption("agentgate_only", None)

@@ -95,3 +95,34 @@ def test_a_collect_ignore_the_patch_writes_turns_the_walk_off_nowhere(repo: GitR
 
 def test_the_band_names_the_option_the_outcome_plugin_defines() -> None:
     assert band.HARNESS_OPTION == outcomes.HARNESS_OPTION  # a copy: the plugin imports pytest
+
+
+# Red-team round 7: the folder's conftest comes after the selected file in pytest's walk, and
+# the code reads the mode once, at import. The whole suite imports app.calc (collecting
+# tests/unit) before it loads tests/web's conftest: the default mode is what the unit test
+# checks. A band that loaded that conftest at start-up tested the exact mode instead.
+AT_IMPORT = ("import os\n\nEXACT = os.environ.get('CALC_MODE') == 'exact'\n\n\n"
+             "def mul(a, b):\n    if EXACT:\n        return a * b\n"
+             "    return int(float(a) * float(b))\n")
+LATER = {**{k: v for k, v in FILES.items() if not k.startswith("tests/integration/")},
+         "app/calc.py": AT_IMPORT, "tests/web/__init__.py": "",
+         "tests/web/conftest.py": SETS_MODE["import"],
+         "tests/web/test_other.py": FILES["tests/integration/test_other.py"]}
+
+
+@pytest.mark.parametrize(("calc", "code"), [
+    (AT_IMPORT.replace("int(float(a) * float(b))", "int(float(a) + float(b))"), 1),
+    (AT_IMPORT.replace("int(float(a) * float(b))", "int(float(b) * float(a))"), 0),
+], ids=["broken-default-mode", "harmless"])
+def test_a_sibling_conftest_loads_where_the_whole_suites_walk_loads_it(
+    repo: GitRepo, calc: str, code: int,
+) -> None:
+    repo.files(LATER)
+    base = repo.commit("initial")
+    repo.write("app/calc.py", calc)
+    repo.commit("rework mul\n\nCo-authored-by: Claude <noreply@anthropic.com>")
+    found, data = _check(repo, base)
+    assert found == code, data["reasons"]
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert results["failed_ids"] == (["tests/unit/test_calc.py::test_mul"] if code else [])
