@@ -107,9 +107,8 @@ def sibling_conftests(conftests: Iterable[str], layout: Layout, selected: Iterab
     """The folders of ``conftests`` (paths of ``conftest.py`` files) that the whole suite's
     run loads and a run of the ``selected`` files (node ids) would not: inside the folders
     pytest collects from, not one a selected file's own folders already load (the root's,
-    ``tests/``'s, ``tests/unit/``'s for ``tests/unit/test_x.py``)."""
+    ``tests/``'s, ``tests/unit/``'s for ``tests/unit/test_x.py``), fixture folders included."""
     roots = None if layout.collect_anywhere else _prefixes(layout.tests)
-    fixtures = _prefixes(layout.fixtures)
     loaded = {""}
     for nodeid in selected:
         parts = nodeid.split("::", 1)[0].split("/")[:-1]
@@ -117,8 +116,10 @@ def sibling_conftests(conftests: Iterable[str], layout: Layout, selected: Iterab
     found = []
     for conftest in conftests:
         folder = conftest.rpartition("/")[0]
-        if folder in loaded or not _starts(folder + "/", roots) or (
-                fixtures and _starts(folder + "/", fixtures)):
+        # A fixture folder's too: pytest knows nothing of agentgate's ``fixtures`` and walks
+        # it (red-team round 7); a project that keeps it from the walk says so in
+        # ``norecursedirs`` or ``collect_ignore``, and then no folder is added (``check``).
+        if folder in loaded or not _starts(folder + "/", roots):
             continue
         if _NOT_RECURSED.search(folder + "/"):  # pytest never walks into it, anywhere
             continue

@@ -227,11 +227,13 @@ def test_sibling_conftests_are_those_the_whole_run_loads_and_the_selection_would
                  "tests/integration/conftest.py", "tests/fixtures/sample/conftest.py",
                  "docs/conftest.py", "tests/.cache/conftest.py"]
     layout = Config(root=Path("."), tests=("tests",), fixtures=("tests/fixtures",))
+    # pytest walks agentgate's fixture folders too (red-team round 7): their conftests load.
     assert sibling_conftests(conftests, layout, ["tests/unit/test_calc.py::test_mul"]) == [
-        "tests/integration"]
+        "tests/fixtures/sample", "tests/integration"]
     assert sibling_conftests(conftests, layout, ["tests/integration/test_x.py",
-                                                 "tests/unit/test_y.py"]) == []
+                                                 "tests/unit/test_y.py"]) == [
+        "tests/fixtures/sample"]
     anywhere = Config(root=Path("."), tests=("tests",), fixtures=("tests/fixtures",),
                       collect_anywhere=True)
     assert sibling_conftests(conftests, anywhere, ["tests/unit/test_y.py"]) == [
-        "docs", "tests/integration"]
+        "docs", "tests/fixtures/sample", "tests/integration"]

@@ -126,3 +126,21 @@ def test_a_sibling_conftest_loads_where_the_whole_suites_walk_loads_it(
     results = data["results"]
     assert isinstance(results, dict)
     assert results["failed_ids"] == (["tests/unit/test_calc.py::test_mul"] if code else [])
+
+
+def test_a_conftest_in_a_fixture_folder_loads_as_the_whole_suite_loads_it(
+    repo: GitRepo,
+) -> None:
+    """Red-team round 7: ``tests/fixtures`` is agentgate's data folder, not pytest's: the
+    whole suite's walk loads a conftest there, and it set the mode the unit test ran in."""
+    repo.files({**FILES, "tests/fixtures/conftest.py": SETS_MODE["configure"]})
+    recorded = run_agentgate("fixtures", "record", cwd=repo.path)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    base = repo.commit("initial")
+    repo.write("app/calc.py", BROKEN)
+    repo.commit("break exact mode\n\nCo-authored-by: Claude <noreply@anthropic.com>")
+    code, data = _check(repo, base)
+    assert code == 1, data["reasons"]
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert results["failed_ids"] == ["tests/unit/test_calc.py::test_mul"]
