@@ -275,7 +275,28 @@ def _stubs(before: dict[Any, object], after: dict[Any, object]) -> list[str]:
 _EARLY: dict[str, Any] = {}
 
 
+# Profile and trace hooks set before the tests run (``_hook_setter``): (event, frame files).
+_HOOKS_SET: list[tuple[str, list[str]]] = []
+_COLLECTED = {"done": False}
+
+
+def _hook_setter(event: str, _args: tuple[object, ...]) -> None:
+    """An audit hook: who sets a profile or trace function while conftests and test modules
+    import (red-team round 7: code under test set a profile hook at its import that fired
+    as the importing test module's top level returned, and rebound an ``import ... as``
+    alias, a method of a test class, the module's case list). Judged once collection ends
+    (``Outcomes._hooks_set``): a test that sets one while it runs is its own business."""
+    if event not in _HOOK_EVENTS or _COLLECTED["done"] or len(_HOOKS_SET) > 50:
+        return
+    _HOOKS_SET.append((event, list(_frame_files(sys._getframe(1)))))
+
+
+_HOOK_EVENTS = frozenset(("sys.setprofile", "sys.settrace"))
+
+
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if not _EARLY:  # once a process: an audit hook is never removed
+        sys.addaudithook(_hook_setter)
     _EARLY.clear()
     _EARLY.update(manager=pluginmanager, pins=_pins(pluginmanager), registered=[])
     parser.getgroup("agentgate").addoption(
@@ -818,6 +839,19 @@ class Outcomes:
         self.collected = [item.nodeid for item in session.items]
         self._marked(session.items)
         self._codes = {item.nodeid: _test_code(item) for item in session.items}
+        self._hooks_set()
+
+    def _hooks_set(self) -> None:
+        """A profile or trace function set by code under test (not test-side, not a
+        library's: coverage's tracer, a debugger) before the tests ran: it sees every frame
+        of the test modules as they import, and may rebind what they hold."""
+        _COLLECTED["done"] = True
+        for event, files in _HOOKS_SET:
+            who = self._first_in_tree(files)
+            if who is not None:
+                kind = "profile" if event.endswith("profile") else "trace"
+                self._alter(f"{who} set a {kind} function while the tests were collected")
+                return
 
     def _same_code(self, item: pytest.Item) -> None:
         """The test's function about to run is the code collection found (red-team: code

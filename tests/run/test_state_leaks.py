@@ -408,6 +408,63 @@ def test_code_under_test_that_rebinds_a_test_modules_own_names_is_blocked(
     assert leaks.SWAP_CODE in _codes(data), data["reasons"]
 
 
+# What the same hook edits that no binding of the source names (red-team round 7): an
+# ``import ... as`` alias, a case list emptied in place, a test class's method. The hook
+# itself is the finding: code under test set it while the test modules were imported.
+HOOK_ONLY = {
+    "module-alias": ("import app.calc as calc\n\n\ndef test_half():\n"
+                     "    assert calc.half(3) == 1.5\n",
+                     "mod.calc = __import__('types').SimpleNamespace(half=lambda x: x / 2)"),
+    "case-list": ("from app.calc import half\n\nCASES = [(3, 1.5)]\n\n\n"
+                  "def test_half():\n    for x, want in CASES:\n"
+                  "        assert half(x) == want\n", "mod.CASES.clear()"),
+    "test-method": ("from app.calc import half\n\n\nclass TestHalf:\n"
+                    "    def test_half(self):\n        assert half(3) == 1.5\n",
+                    "mod.TestHalf.test_half = lambda self: None"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOOK_ONLY))
+def test_code_under_test_that_sets_a_profile_hook_at_collection_is_blocked(
+    repo: GitRepo, what: str,
+) -> None:
+    test, edit = HOOK_ONLY[what]
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/calc.py": HALF, "tests/test_calc.py": test})
+    base = repo.commit("initial")
+    repo.write("app/calc.py", HOOKED.replace("{rebind}", edit) + HALF.replace("x / 2", "x / 3"))
+    repo.commit("break half, edit the test module")
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=repo.path, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stdout  # the attack works on the whole suite
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 4, data["reasons"]
+    found = [r["detail"] for r in data["reasons"] if r["code"] == "harness-altered"]
+    assert found and "app/calc.py set a profile function" in found[0], data["reasons"]
+
+
+def test_a_tracer_the_code_sets_while_a_test_runs_is_the_tests_business(repo: GitRepo) -> None:
+    """The twin: a project that is a tracer sets a profile function in the function its
+    test calls (pysnooper, line_profiler), and a conftest sets one as it imports."""
+    tracer = ("import sys\n\n\ndef calls(f):\n    seen = []\n"
+              "    sys.setprofile(lambda frame, event, arg: seen.append(event))\n"
+              "    try:\n        f()\n    finally:\n        sys.setprofile(None)\n"
+              "    return seen\n")
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/tracer.py": tracer,
+                "conftest.py": "import sys\n\nsys.setprofile(None)\n",
+                "tests/test_tracer.py": "from app.tracer import calls\n\n\n"
+                                        "def test_calls():\n"
+                                        "    assert 'call' in calls(lambda: None)\n"})
+    base = repo.commit("initial")
+    repo.write("app/tracer.py", tracer + "\n\nVERSION = 2\n")
+    repo.commit("a version")
+    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0, data["reasons"]
+
+
 # The twins: the test module itself wraps what it imported, and a new test file decorates
 # its test with the package's own decorator (``functools.wraps``); literal defaults as the
 # source gives them, and a mutable default the test fills as it runs (no literal to hold
