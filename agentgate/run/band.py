@@ -385,7 +385,7 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
     rest = [s for s in spec.selection if not _in_any(s, paths)]
     own = [s for s in rest if _in_any(s, apart)]
     rest = [s for s in rest if not _in_any(s, apart)]
-    runs = [RunSpec(label, (*deselect, *_unrun(spec), *_harness(spec, tree, chosen)),
+    runs = [RunSpec(label, (*deselect, *_unrun(spec), *_walked(spec, tree, chosen)),
                     len(chosen), paths=tuple(chosen))
             for label, chosen in (("band", rest), (PATCH_TESTS, own)) if chosen]
     items = [d for d in spec.item_dirs if (tree / d).is_dir()]
@@ -405,16 +405,35 @@ def _main_runs(spec: BandSpec, paths: list[str], markers: list[str], tree: Path
 
 def _harness(spec: BandSpec, tree: Path, chosen: Sequence[str]) -> list[str]:
     """The selected files, and the folders a run of them walks for their conftests alone,
-    in the order pytest's walk of the suite meets them: the outcome plugin keeps those
-    folders' conftests from loading at start-up, so each loads where the whole suite's run
+    in the order pytest's walk of the suite meets them: the outcome plugin keeps the
+    arguments' conftests from loading at start-up, so each loads where the whole suite's run
     loads it, between the test modules it imports before and after (red-team round 7: a
     sibling conftest that set a mode at start-up made the band test another mode than the
     whole suite)."""
     present = [d for d in spec.conftest_dirs if (tree / d / "conftest.py").is_file()]
-    if not present:
-        return _as_args(chosen)
     ordered = sorted([*chosen, *present], key=walk_order)
     return [*(f"{HARNESS_OPTION}={d}" for d in present), *_as_args(ordered)]
+
+
+def _walked(spec: BandSpec, tree: Path, chosen: Sequence[str]) -> list[str]:
+    """A run of selected tests as pytest's walk of the whole suite meets them: the top
+    folders holding them are the arguments, and the outcome plugin collects in them only
+    the selected files and node ids (``SELECT_OPTION``) and the folders on their way and
+    walked for their conftests (``HARNESS_OPTION``). Named as arguments, every file's
+    folders were collected, and their conftests loaded, before any test module was
+    imported; walked, each folder's conftest loads between the modules before and after
+    it, as in the whole suite (red-team round 7: a later folder's conftest set a mode the
+    code reads at import, and the band tested another mode). A file at the root is named."""
+    present = [d for d in spec.conftest_dirs if (tree / d / "conftest.py").is_file()]
+    roots = sorted({_top(s) for s in (*chosen, *present)}, key=walk_order)
+    return [*(f"{HARNESS_OPTION}={d}" for d in present),
+            *(f"{SELECT_OPTION}={s}" for s in chosen), *_as_args(roots)]
+
+
+def _top(arg: str) -> str:
+    """The top folder of a path or node id, or the node id of a file at the root."""
+    path = arg.split("::", 1)[0]
+    return path.split("/", 1)[0] if "/" in path else arg
 
 
 def walk_order(arg: str) -> tuple[str, ...]:
@@ -423,6 +442,7 @@ def walk_order(arg: str) -> tuple[str, ...]:
 
 
 HARNESS_OPTION = "--agentgate-harness-dir"  # as run/outcomes.py defines it (not imported)
+SELECT_OPTION = "--agentgate-select"  # the same
 ITEMS_OPTION = "--agentgate-items-dir"  # the same
 
 

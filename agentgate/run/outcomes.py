@@ -59,6 +59,10 @@ HARNESS_OPTION = "--agentgate-harness-dir"
 # ``pytest_collect_file``: JSON cases, Markdown examples; ``run.band``): pytest walks it and
 # collects every such file there, and none of its Python files but those the arguments name.
 ITEMS_OPTION = "--agentgate-items-dir"
+# The selected files and node ids of a band run whose arguments are their top folders
+# (``run.band``): pytest walks those folders as the whole suite's run does, collecting only
+# these and loading each folder's conftests on the way.
+SELECT_OPTION = "--agentgate-select"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -317,6 +321,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "but those given as arguments",
     )
     parser.getgroup("agentgate").addoption(
+        SELECT_OPTION, dest="agentgate_select", action="append", default=[],
+        metavar="NODEID", help="agentgate: in the folders given as arguments, collect only "
+        "NODEID (a file or a node id) and what other files this option names",
+    )
+    parser.getgroup("agentgate").addoption(
         ITEMS_OPTION, dest="agentgate_items_dirs", action="append", default=[],
         metavar="DIR", help="agentgate: collect DIR's files that are not Python, and none of "
         "its Python files but those given as arguments",
@@ -334,20 +343,19 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
     left to the collectors."""
     harness = config.stash.get(_HARNESS_KEY, None)
     if harness is None:
-        base = str(config.invocation_params.dir)
-
-        def folders(dest: str) -> list[str]:
-            dirs = config.getoption(dest, None) or []
-            return [os.path.join(os.path.normpath(os.path.join(base, d)), "") for d in dirs]
-
-        named = {os.path.normpath(os.path.join(base, str(a).split("::", 1)[0]))
-                 for a in config.args}
-        harness = (folders("agentgate_harness_dirs"), folders("agentgate_items_dirs"), named)
-        config.stash[_HARNESS_KEY] = harness
-    walked, items, named = harness
+        harness = config.stash[_HARNESS_KEY] = _walk_rules(config)
+    walked, items, named, ways = harness
+    path = os.path.normpath(str(collection_path))
+    if ways is not None:  # a walk of selected files (``SELECT_OPTION``)
+        if os.path.isdir(path):
+            on_way = path in ways or any(os.path.join(path, "").startswith(f) for f in walked)
+            return None if on_way else True
+        if path in named or (not path.endswith(".py") and any(path.startswith(f)
+                                                              for f in items)):
+            return None
+        return True
     if not walked and not items:
         return None
-    path = os.path.normpath(str(collection_path))
     if path in named or os.path.isdir(path):
         return None
     if not path.endswith(".py") and any(path.startswith(f) for f in items):
@@ -355,25 +363,52 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
     return True if any(path.startswith(f) for f in (*walked, *items)) else None
 
 
-_HARNESS_KEY = pytest.StashKey[tuple[list[str], list[str], set[str]]]()
+def _walk_rules(config: pytest.Config) -> tuple[list[str], list[str], set[str], set[str] | None]:
+    """(folders walked for their conftests, folders of non-Python items, the files named,
+    the folders on the way to a selected file or a walked folder: None without a
+    selection), as absolute paths; folders end with a separator."""
+    base = str(config.invocation_params.dir)
+
+    def folders(dest: str) -> list[str]:
+        dirs = config.getoption(dest, None) or []
+        return [os.path.join(os.path.normpath(os.path.join(base, d)), "") for d in dirs]
+
+    def files(values: Iterable[object]) -> set[str]:
+        return {os.path.normpath(os.path.join(base, str(a).split("::", 1)[0])) for a in values}
+
+    selected = files(config.getoption("agentgate_select", None) or ())
+    walked = folders("agentgate_harness_dirs")
+    ways: set[str] | None = None
+    if selected:
+        ways = set()
+        top = os.path.normpath(base)
+        for start in (*(os.path.dirname(f) for f in selected), *(w.rstrip(os.sep) for w in walked)):
+            folder = start
+            while folder not in ways and len(folder) >= len(top):
+                ways.add(folder)
+                folder = os.path.dirname(folder)
+    return walked, folders("agentgate_items_dirs"), files(config.args) | selected, ways
+
+
+_HARNESS_KEY = pytest.StashKey[tuple[list[str], list[str], set[str], set[str] | None]]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
-    """The folders given for their conftests alone (``HARNESS_OPTION``) are no initial
-    arguments: pytest loads an argument's conftests at start-up, where the whole suite's run
-    loads a sibling folder's when its walk reaches it, after the test modules before it have
-    imported the code (red-team round 7: that conftest set a mode the code reads at import).
-    Left out here, each loads as its folder is collected, in the order the band gives (pytest
-    8 and later load a collected folder's conftests; earlier ones do not, and keep them)."""
+    """A band's run loads at start-up the conftests the whole suite's run loads at start-up
+    (those of ``testpaths``, else of the root), not those of its arguments: pytest loads an
+    argument's conftests before any test module is imported, where the whole suite loads a
+    folder's when its walk reaches it, after the modules before it have imported the code
+    (red-team round 7: a later folder's conftest set a mode the code reads at import, and
+    the band tested another mode). The arguments' folders then load theirs as they are
+    collected, in the order the band gives: pytest's walk order (pytest 8 and later load a
+    collected folder's conftests; earlier ones do not, and keep their way)."""
     space = early_config.known_args_namespace
-    late = {os.path.normpath(d) for d in getattr(space, "agentgate_harness_dirs", None) or ()}
     given = list(getattr(space, "file_or_dir", None) or ())
-    kept = [a for a in given if os.path.normpath(str(a).split("::", 1)[0]) not in late]
-    if not late or not kept or len(kept) == len(given) or int(
+    if not given or not getattr(space, "agentgate_outcomes", None) or int(
             pytest.__version__.split(".", 1)[0]) < 8:
         return (yield)
-    space.file_or_dir = kept
+    space.file_or_dir = []
     try:
         return (yield)
     finally:
@@ -382,6 +417,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _selected_nodes(config, items)
     path = config.getoption("agentgate_only", None)
     if not path:
         return
@@ -391,6 +427,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if item.nodeid in wanted]
+
+
+def _selected_nodes(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Of a file selected by node ids (``SELECT_OPTION``), only those nodes' items run, as
+    naming them on the command line ran them: the node itself, a class's or a function's
+    items under it (``::``), a function's cases (``[``)."""
+    chosen = [str(s) for s in config.getoption("agentgate_select", None) or ()]
+    whole = {s for s in chosen if "::" not in s}
+    nodes: dict[str, list[str]] = {}
+    for node in chosen:
+        file = node.split("::", 1)[0]
+        if "::" in node and file not in whole:
+            nodes.setdefault(file, []).append(node)
+    if not nodes:
+        return
+
+    def kept(nodeid: str) -> bool:
+        wanted = nodes.get(nodeid.split("::", 1)[0])
+        return wanted is None or any(
+            nodeid == n or nodeid.startswith((f"{n}::", f"{n}[")) for n in wanted)
+
+    drop = [item for item in items if not kept(item.nodeid)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if kept(item.nodeid)]
 
 
 def pytest_configure(config: pytest.Config) -> None:

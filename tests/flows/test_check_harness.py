@@ -95,6 +95,7 @@ def test_a_collect_ignore_the_patch_writes_turns_the_walk_off_nowhere(repo: GitR
 
 def test_the_band_names_the_option_the_outcome_plugin_defines() -> None:
     assert band.HARNESS_OPTION == outcomes.HARNESS_OPTION  # a copy: the plugin imports pytest
+    assert band.SELECT_OPTION == outcomes.SELECT_OPTION
 
 
 # Red-team round 7: the folder's conftest comes after the selected file in pytest's walk, and
@@ -110,14 +111,20 @@ LATER = {**{k: v for k, v in FILES.items() if not k.startswith("tests/integratio
          "tests/web/test_other.py": FILES["tests/integration/test_other.py"]}
 
 
+# The later folder's test also reaches the change: it is selected, so an argument itself.
+SELECTED_TOO = "from app.calc import mul\n\n\ndef test_exact():\n    assert mul(3, 3) == 9\n"
+
+
+@pytest.mark.parametrize("later", ["walked-alone", "selected"])
 @pytest.mark.parametrize(("calc", "code"), [
     (AT_IMPORT.replace("int(float(a) * float(b))", "int(float(a) + float(b))"), 1),
     (AT_IMPORT.replace("int(float(a) * float(b))", "int(float(b) * float(a))"), 0),
 ], ids=["broken-default-mode", "harmless"])
 def test_a_sibling_conftest_loads_where_the_whole_suites_walk_loads_it(
-    repo: GitRepo, calc: str, code: int,
+    repo: GitRepo, calc: str, code: int, later: str,
 ) -> None:
-    repo.files(LATER)
+    repo.files({**LATER, **({"tests/web/test_exact.py": SELECTED_TOO}
+                            if later == "selected" else {})})
     base = repo.commit("initial")
     repo.write("app/calc.py", calc)
     repo.commit("rework mul\n\nCo-authored-by: Claude <noreply@anthropic.com>")
@@ -125,7 +132,10 @@ def test_a_sibling_conftest_loads_where_the_whole_suites_walk_loads_it(
     assert found == code, data["reasons"]
     results = data["results"]
     assert isinstance(results, dict)
-    assert results["failed_ids"] == (["tests/unit/test_calc.py::test_mul"] if code else [])
+    # As the whole suite fails them: the later folder's test checks the default mode too.
+    failing = ["tests/unit/test_calc.py::test_mul"] + (
+        ["tests/web/test_exact.py::test_exact"] if later == "selected" else [])
+    assert results["failed_ids"] == (failing if code else [])
 
 
 def test_a_conftest_in_a_fixture_folder_loads_as_the_whole_suite_loads_it(

@@ -173,7 +173,8 @@ def test_the_items_run_walks_its_folders_alone() -> None:
                     item_dirs=("tests", "nowhere"))
     runs = band.band_runs(spec, Path(__file__).parents[2])
     assert [(r.label, r.args) for r in runs] == [
-        ("band", ("tests/test_calc.py::test_add", "tests/cases.json::one")),
+        ("band", ("--agentgate-select=tests/test_calc.py::test_add",
+                  "--agentgate-select=tests/cases.json::one", "tests")),
         # The witness's impacted item runs in the band, not twice.
         (band.ITEMS, (f"{band.ITEMS_OPTION}=tests", "--ignore=tests/cases.json", "tests")),
     ]

@@ -310,12 +310,15 @@ def test_a_full_suite_that_collects_nothing_is_not_a_pass(repo: GitRepo) -> None
 def test_band_runs_split_and_shadow() -> None:
     spec = BandSpec(("tests/p/test_x.py", "tests/test_y.py"), ("tests/p",), 3, shadow=True)
     runs = band.band_runs(spec, Path("."))
+    # The band walks the top folder of what it selects, collecting only that (red-team
+    # round 7: naming files loaded every folder's conftest before any module imported).
     assert [(r.label, r.args) for r in runs] == [
-        ("band", ("tests/test_y.py",)),
+        ("band", ("--agentgate-select=tests/test_y.py", "tests")),
         ("property", ("--hypothesis-seed=3", "tests/p/test_x.py")),
         ("shadow", ("--hypothesis-seed=3",)),
     ]
-    assert band.band_runs(BandSpec(("-odd.py",)), Path("."))[0].args == ("./-odd.py",)
+    assert band.band_runs(BandSpec(("-odd.py",)), Path("."))[0].args == (
+        "--agentgate-select=-odd.py", "./-odd.py")
 
 
 def test_nodeid_of_xunit1_attributes() -> None:
