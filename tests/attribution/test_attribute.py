@@ -397,6 +397,24 @@ def test_a_test_reading_its_xdist_worker_is_no_freeze_from_one_process(
 
 
 @pytest.mark.e2e
+def test_a_helper_reading_the_xdist_worker_is_no_freeze_from_one_process(repo: GitRepo) -> None:
+    """Flake trial round 5 (r38): the worker's name is read in a helper the test calls, not
+    in the test's file or a conftest above it."""
+    helper = ("import os\n\n\ndef db_name():\n"
+              "    return 'db_' + os.environ.get('PYTEST_XDIST_WORKER', 'master')\n")
+    test = ("from app.greet import greet\nfrom tests.helpers import db_name\n\n\n"
+            "def test_greet():\n    assert db_name() != 'db_master'\n"
+            "    assert greet('a') == 'hello a'\n")
+    patch_repo(repo, {"app/greet.py": GREET, "tests/__init__.py": "",
+                      "tests/helpers.py": helper, "tests/test_greet.py": test},
+               {"app/greet.py": "def greet(who):\n    return 'hi'\n"})
+    extra = attribute(repo, "tests/test_greet.py::test_greet", context="file",
+                      mode="both").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
+    assert "which xdist worker runs it" in extra["detail"], extra["detail"]
+
+
+@pytest.mark.e2e
 def test_a_known_bug_in_a_test_taking_its_worker_freezes_where_the_config_spreads(
     repo: GitRepo,
 ) -> None:
