@@ -203,7 +203,8 @@ def _unpinned(root: Path, config: Config, request: Request, summary: Summary,
     pinned = config.pinned_env()
     tried: list[dict[str, str]] = []
     for where, values in (("this shell's", _shell_values()),
-                          ("the CI definitions'", _ci_values(root, summary.base_sha))):
+                          ("the CI definitions'", _ci_values(root, summary.base_sha)),
+                          ("this shell's own home", _shell_home())):
         wanted = {n: v for n, v in values.items() if v != pinned.get(n)}
         if not wanted or wanted in tried:
             continue
@@ -213,16 +214,25 @@ def _unpinned(root: Path, config: Config, request: Request, summary: Summary,
             shown = ", ".join(f"{n}={v}" for n, v in sorted(wanted.items()))
             return Decision(Attribution.HARNESS_ENV, False, (
                 f"{decision.detail}; but the base's own full run passes the test with "
-                f"{where} {shown} in place of the pinned "
-                f"{', '.join(f'{n}={pinned[n]}' for n in _UNPINNED)}: it fails for the pins "
-                "alone; set [tool.agentgate] tz / lc_all to what CI uses"))
+                f"{where} {shown} in place of the runs' "
+                f"({', '.join(f'{n}={pinned[n]}' for n in _UNPINNED)}, an empty HOME): it "
+                "fails for the runs' environment alone; set [tool.agentgate] tz / lc_all to "
+                "what CI uses, or give the tests what they read from the environment"))
     return decision
 
 
 # The pinned inputs a confirming run also tries as CI or the shell sets them.
 _UNPINNED = ("TZ", "LC_ALL")
-# ``TZ: Europe/Berlin`` in a workflow's ``env``, ``TZ=UTC`` in tox's ``setenv``.
-_CI_SETTING = re.compile(r"""(?:^|[\s{,\-])(TZ|LC_ALL)\s*[:=]\s*["']?([A-Za-z0-9_+\-./@]+)""")
+# ``TZ: Europe/Berlin`` in a workflow's ``env``, ``TZ=UTC`` in tox's ``setenv``, and any other
+# variable named in capitals the same way (flake trial round 5: ``SHOP_MODE: strict`` in the
+# workflow's ``env``, which the runs never had). Values with no ``${{ }}`` or ``$VAR`` only.
+_CI_SETTING = re.compile(r"""(?:^|[\s{,\-])([A-Z][A-Z0-9_]*)\s*[:=][ \t]*["']?"""
+                         r"""([A-Za-z0-9_+\-./@:]+)["']?[ \t]*(?=[,}\n]|$)""", re.MULTILINE)
+# What CI sets that says nothing of the tests' environment, or that the runs must keep.
+_CI_KEEP = frozenset((
+    "PATH", "HOME", "PYTHONPATH", "PYTHONHASHSEED", "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
+    "GITHUB_TOKEN", "CI", "FORCE_COLOR", "TERM", "SHELL", "PIP_DISABLE_PIP_VERSION_CHECK",
+    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"))
 _CI_FILES = (":(glob).github/workflows/*.yml", ":(glob).github/workflows/*.yaml",
              ".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "tox.ini")
 
@@ -231,13 +241,23 @@ def _shell_values() -> dict[str, str]:
     return {n: os.environ[n] for n in _UNPINNED if n in os.environ}
 
 
+def _shell_home() -> dict[str, str]:
+    """This shell's ``HOME``, where the runs have an empty one of their own (flake trial round
+    5: the code read ``~/.shoprc``, which the developer and CI's workflow have)."""
+    home = os.environ.get("HOME")
+    return {"HOME": home} if home and os.path.isdir(home) else {}
+
+
 def _ci_values(root: Path, rev: str) -> dict[str, str]:
-    """The time zone and locale the base's CI definitions set (the first of each)."""
+    """The variables the base's CI definitions set (the first value of each): the time zone
+    and locale, and any other a workflow's ``env`` or tox's ``setenv`` names."""
     found: dict[str, str] = {}
-    files = sorted(gitio.files_matching(root, rev, r"\b(TZ|LC_ALL)\b", _CI_FILES))
+    files = sorted(gitio.files_matching(root, rev, r"[A-Z][A-Z0-9_]*[[:space:]]*[:=]",
+                                        _CI_FILES))
     for text in (gitio.read_many_at(root, rev, files) if files else {}).values():
         for name, value in _CI_SETTING.findall(text or ""):
-            found.setdefault(name, value)
+            if name not in _CI_KEEP and not name.startswith(("GITHUB_", "RUNNER_")):
+                found.setdefault(name, value)
     return found
 
 

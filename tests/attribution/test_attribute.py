@@ -464,6 +464,52 @@ def test_a_failure_the_pinned_zone_alone_causes_is_no_freeze(
     assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra["detail"]
 
 
+# Flake trial round 5 (r24, r23, r32): what the runs' environment lacks or the shell adds,
+# read before the patched code: a CI variable other than TZ, a file in the user's home, a
+# warnings switch only the developer's shell sets. Both trees failed alike: frozen.
+SHOP = {
+    "app/shop.py": "def label():\n    return 'ok'\n",
+    "tests/test_shop.py": "import os\nimport pathlib\nimport warnings\n\n"
+                          "from app.shop import label\n\n\n"
+                          "def test_label():\n"
+                          "    warnings.warn('old', DeprecationWarning)\n"
+                          "    assert os.environ.get('SHOP_MODE', 'strict') == 'strict'\n"
+                          "    assert (pathlib.Path.home() / '.shoprc').exists() or "
+                          "'NO_RC' in os.environ\n"
+                          "    assert label() == 'ok'\n",
+}
+SHOP_WORKFLOW = (".github/workflows/ci.yml", "on: [push]\njobs:\n  test:\n"
+                 "    runs-on: ubuntu-latest\n    env:\n      NO_RC: '1'\n"
+                 "    steps:\n      - run: pytest\n")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("what", "verdict", "allowed"), [
+    ("ci-variable", "HARNESS_ENV", False),
+    ("home-file", "HARNESS_ENV", False),
+    ("shell-warnings", "PATCH_INDUCED", False),
+    ("nothing-to-try", "PRE_EXISTING", True),  # the twin: it fails wherever it runs
+], ids=["ci-variable", "home-file", "shell-warnings", "nothing-to-try"])
+def test_what_the_runs_environment_alone_fails_is_no_freeze(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, verdict: str,
+    allowed: bool,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    if what == "home-file":
+        (home / ".shoprc").write_text("mode = strict\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", os.fspath(home))
+    monkeypatch.delenv("NO_RC", raising=False)
+    if what == "shell-warnings":
+        monkeypatch.setenv("PYTHONWARNINGS", "error::DeprecationWarning")
+        monkeypatch.setenv("NO_RC", "1")  # the shell gives it too: only the warning differs
+    base = {**SHOP, **dict([SHOP_WORKFLOW] if what == "ci-variable" else [])}
+    patch_repo(repo, base, {"app/shop.py": "def label():\n    return 'broken'\n"})
+    extra = attribute(repo, "tests/test_shop.py::test_label", context="file",
+                      mode="both").to_json()
+    assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra["detail"]
+
+
 CURRENCY = {
     "app/money.py": "CURRENCY = ['EUR']\n\n\ndef use(code):\n    CURRENCY[0] = code\n\n\n"
                     "def price(x):\n    return f'{x} {CURRENCY[0]}'\n",
