@@ -98,13 +98,13 @@ class TreeEvidence:
         """How the failing runs failed (``signature``)."""
         return frozenset(signature(r) for r in self.records if r.outcome.failing)
 
-    def messages(self) -> dict[int, set[str]]:
+    def messages(self, *, numbers: bool = False) -> dict[int, set[str]]:
         """Per failing seed, the failing runs' messages with their values masked
-        (``message``)."""
+        (``message``; ``numbers``: numbers kept)."""
         found: dict[int, set[str]] = {}
         for r in self.records:
             if r.outcome.failing:
-                found.setdefault(r.run.seed, set()).add(message(r))
+                found.setdefault(r.run.seed, set()).add(message(r, numbers=numbers))
         return found
 
     def counts(self) -> dict[str, int]:
@@ -393,12 +393,20 @@ def _failed_cases(record: RunRecord) -> set[str] | None:
 
 def _messages_moved(base: TreeEvidence, head: TreeEvidence) -> tuple[str, str] | None:
     """A seed failing on both trees with one message each, every run, and not the same one:
-    (base's, head's). Messages that differ from run to run say nothing."""
-    theirs, ours = base.messages(), head.messages()
-    for seed in sorted(set(theirs) & set(ours)):
-        b, h = theirs[seed], ours[seed]
-        if len(b) == 1 and len(h) == 1 and b != h:
-            return next(iter(b)), next(iter(h))
+    (base's, head's). Messages that differ from run to run say nothing. Numbers count where
+    each tree's are steady (flake trial round 5: ``assert 29 == 30`` at the base every run,
+    ``assert 0 == 30`` at head, alike with numbers masked); masked where they vary."""
+    for numbers in (True, False):
+        theirs, ours = base.messages(numbers=numbers), head.messages(numbers=numbers)
+        steady = False
+        for seed in sorted(set(theirs) & set(ours)):
+            b, h = theirs[seed], ours[seed]
+            if len(b) == 1 and len(h) == 1:
+                steady = True
+                if b != h:
+                    return next(iter(b)), next(iter(h))
+        if steady:
+            return None
     return None
 
 
@@ -409,20 +417,20 @@ _MASKS = ((re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
           (re.compile(r"\d+(?:\.\d+)?"), "#"))
 
 
-def message(record: RunRecord) -> str:
+def message(record: RunRecord, *, numbers: bool = False) -> str:
     """A failing run's message less what ``signature`` already says (the test's identity,
-    the cases, the phase, where it failed), its values masked."""
+    the cases, the phase, where it failed), its values masked (``numbers``: but numbers)."""
     detail, then, after = record.detail.partition(THEN)
     if then:
-        return f"{_message_of(detail)}{THEN}{_message_of(after)}"
-    return _message_of(detail)
+        return f"{_message_of(detail, numbers)}{THEN}{_message_of(after, numbers)}"
+    return _message_of(detail, numbers)
 
 
-def _message_of(detail: str) -> str:
+def _message_of(detail: str, numbers: bool = False) -> str:
     detail = _opening(detail)[2]
     if detail.endswith(")") and AT in detail:
         detail = detail.rpartition(AT)[0]
-    for pattern, mask in _MASKS:
+    for pattern, mask in _MASKS[:2] if numbers else _MASKS:
         detail = pattern.sub(mask, detail)
     return detail
 
