@@ -70,6 +70,7 @@ import re
 import pytest
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_LINE = re.compile(r", line [0-9]+")
 
 
 def _stable(value, depth=0):
@@ -82,10 +83,27 @@ def _stable(value, depth=0):
                                for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_stable(v, depth + 1) for v in value) + "]"
+    code = getattr(value, "__code__", None)
+    if hasattr(code, "co_code"):  # a function: what it does, not where it sits
+        body = _LINE.sub("", _ADDRESS.sub("", repr((code.co_code, code.co_names,
+                                                     code.co_consts))))
+        body_digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()[:12]
+        return f"<function {getattr(value, '__qualname__', '?')} {body_digest}>"
     try:
-        return _ADDRESS.sub("", repr(value))
+        text = repr(value)
     except Exception:
         return type(value).__qualname__
+    if _ADDRESS.search(text):
+        # The default repr says its type alone: two objects of one class were one identity
+        # (flake trial round 5: a parameter's 20% rate at the base, the patch's 7% at head).
+        state = getattr(value, "__dict__", None)
+        if not isinstance(state, dict):
+            state = {n: getattr(value, n, None) for c in type(value).__mro__
+                     for n in getattr(c, "__slots__", ()) if isinstance(n, str)}
+        if state:
+            ordered = dict(sorted(state.items(), key=lambda kv: str(kv[0])))
+            return f"{type(value).__qualname__}({_stable(ordered, depth + 1)})"
+    return _ADDRESS.sub("", text)
 
 
 # The options and markers of the plugins the runs turn off (``-p no:NAME``), so a project

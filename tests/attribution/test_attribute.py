@@ -649,6 +649,28 @@ def test_one_case_id_naming_other_parameters_on_each_tree_is_no_pre_existing_fai
     assert (twin["verdict"], twin["freeze_allowed"]) == ("PRE_EXISTING", True), twin
 
 
+OBJECT_RATES = ("class Rate:\n    def __init__(self, name, ok):\n"
+                "        self.name, self.ok = name, ok\n\n\n"
+                "RATES = [Rate('zero', True), Rate('full', False)]\n")
+OBJECT_RATE_TEST = RATE_TEST.replace("rate['got'] == rate['want']", "rate.ok")
+
+
+@pytest.mark.e2e
+def test_one_case_id_holding_another_object_of_one_class_is_no_pre_existing_failure(
+    repo: GitRepo,
+) -> None:
+    """Flake trial round 5 (r33): parameters with the default repr were one identity for
+    their class (the address stripped), so ``rate1`` was the base's failing rate and the
+    patch's inserted one alike, and the messages too: frozen. Their state is the identity."""
+    inserted = OBJECT_RATES.replace("Rate('zero', True), ", "Rate('zero', True), "
+                                    "Rate('reduced', False), ")
+    patch_repo(repo, {"app/rates.py": OBJECT_RATES, "tests/test_tax.py": OBJECT_RATE_TEST},
+               {"app/rates.py": inserted})
+    found = attribute(repo, "tests/test_tax.py::test_tax[rate1]", runs=2, repeats=1,
+                      context="file").to_json()
+    assert (found["verdict"], found["freeze_allowed"]) == ("PATCH_INDUCED", False), found
+
+
 @pytest.mark.e2e
 def test_patch_swallowing_the_exception_is_patch_masks(repo: GitRepo) -> None:
     raising = (
