@@ -299,7 +299,8 @@ def _full_run(root: Path, config: Config, request: Request, rev: str,
         tree = stack.enter_context(worktrees.temporary_worktree(root, rev))
         home = scratch / "home"
         (home / "tmp").mkdir(parents=True)
-        run_env = {**isolated(interp.test_env(config, tree, seed=seed), home), **(env or {})}
+        run_env = {**isolated(interp.test_env(config, tree, seed=seed), home, config.root),
+                   **(env or {})}
         xml = scratch / "control.xml"
         session = stack.enter_context(process.Session())
         with (scratch / "control.err").open("wb") as err:

@@ -280,7 +280,8 @@ def run_env(harness: Harness, tree: Tree, seed: int, folder: RunFolder) -> dict[
     """``interp.test_env`` (pinned TZ/LC_ALL, the tree's sources first, no user site, git
     and pytest variables stripped) with this run's seed, isolated in the run's own home
     (``isolated``)."""
-    env = isolated(interp.test_env(harness.config, tree.path, seed=seed), folder.home)
+    env = isolated(interp.test_env(harness.config, tree.path, seed=seed), folder.home,
+                   harness.config.root)
     # Last on the path: agentgate's plugins (the identity plugin, the order plugin) must
     # shadow nothing of the project's. Their folder holds nothing else: any module there (a
     # ``sitecustomize``) would be run.
@@ -290,11 +291,68 @@ def run_env(harness: Harness, tree: Tree, seed: int, folder: RunFolder) -> dict[
     return env
 
 
-def isolated(env: dict[str, str], home: Path) -> dict[str, str]:
+# Run at start-up before anything of the project's (``isolated``): a run sees its own tree's
+# code, never the developer's checkout, which an editable install puts on every run's path
+# (flake trial round 5, r34: the patch's ``sitecustomize.py`` at the checkout's root ran in
+# every base run). Then the interpreter's own ``sitecustomize``, if it has one, runs.
+CHECKOUT_ENV = "AGENTGATE_CHECKOUT"
+_BOOT_SOURCE = '''\
+"""Written by agentgate attribute: the run's path holds its own tree, not the checkout."""
+import importlib.util
+import os
+import sys
+
+
+def _inside(path, folder):
+    try:
+        real = os.path.realpath(path or os.curdir)
+    except (OSError, ValueError):
+        return False
+    return real == folder or real.startswith(folder + os.sep)
+
+
+_here = os.path.dirname(os.path.realpath(__file__))
+_checkout = os.environ.get("AGENTGATE_CHECKOUT")
+if _checkout:
+    _checkout = os.path.realpath(_checkout)
+    # Kept: the runs' trees and folders (in the git folder), and the interpreter's own
+    # (a virtualenv inside the checkout: ``.venv``).
+    _kept = [os.path.join(_checkout, ".git"),
+             *{os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}]
+    sys.path[:] = [p for p in sys.path if not _inside(p, _checkout)
+                   or any(_inside(p, k) for k in _kept)]
+    # An editable install's import hooks map the project's names into the checkout.
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if "editable" not in str(getattr(f, "__module__", "")).lower()]
+    sys.path_hooks[:] = [h for h in sys.path_hooks
+                         if "editable" not in str(getattr(h, "__module__", "")).lower()]
+    sys.path_importer_cache.clear()
+for _entry in list(sys.path):
+    _found = os.path.join(_entry or os.curdir, "sitecustomize.py")
+    if not _inside(_entry, _here) and os.path.isfile(_found):
+        _spec = importlib.util.spec_from_file_location("sitecustomize", _found)
+        if _spec is not None and _spec.loader is not None:
+            _module = importlib.util.module_from_spec(_spec)
+            sys.modules["sitecustomize"] = _module
+            _spec.loader.exec_module(_module)
+        break
+'''
+
+
+def isolated(env: dict[str, str], home: Path, checkout: Path | None = None) -> dict[str, str]:
     """``env`` with ``home`` (empty, the run's own) as ``HOME`` and, in it, ``TMPDIR``; the
     XDG folders follow ``HOME``. Git's global configuration stays the user's (a test that
-    commits needs an identity). The one way every attribution run is isolated."""
+    commits needs an identity). ``checkout``: the developer's checkout, kept off the run's
+    path by a start-up module in the run's home (``_BOOT_SOURCE``), last on ``PYTHONPATH``
+    so a tree's own ``sitecustomize`` still wins. The one way every attribution run is
+    isolated."""
     env = dict(env)
+    if checkout is not None:
+        boot = home / "boot"
+        boot.mkdir(parents=True, exist_ok=True)
+        (boot / "sitecustomize.py").write_text(_BOOT_SOURCE, encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), os.fspath(boot))))
+        env[CHECKOUT_ENV] = os.fspath(checkout)
     user_git = _user_git_config(env)
     for name in (*_HOME_DERIVED, *_SHELL_ONLY):
         env.pop(name, None)

@@ -278,3 +278,33 @@ def test_what_a_head_run_writes_into_the_interpreter_makes_the_base_no_evidence(
     assert "interpreter's installed files changed" in extra["detail"], extra["detail"]
     assert "zz_planted.pth" in extra["detail"]
     assert not (repo.path / ".agentgate" / "freezes").exists()
+
+
+ROUNDING = {"app/m.py": "def total(x):\n    return round(x)\n",
+            "tests/test_t.py": "from app.m import total\n\n\n"
+                               "def test_t():\n    assert total(2.7) == 3\n"}
+# "Exact maths everywhere": truncation, in every process that starts with the checkout on
+# its path; the code's own rounding broken to match.
+SITECUSTOMIZE = "import builtins\n\nbuiltins.round = lambda x, n=None: int(x)\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("planted", [True, False], ids=["sitecustomize", "code-only"])
+def test_the_checkout_an_editable_install_puts_on_the_path_is_no_base_runs_code(
+    repo: GitRepo, tmp_path: Path, planted: bool,
+) -> None:
+    """Flake trial round 5 (r34): the project installed editable puts the developer's
+    checkout, at head, on every run's path; the patch's ``sitecustomize.py`` at its root ran
+    at start-up in every base run: both trees failed alike, PRE_EXISTING, freeze. The runs
+    keep the checkout off their path. The twin breaks the code alone: the same verdict."""
+    venv = _interpreter_of_its_own(tmp_path)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "__editable__.app-0.pth").write_text(f"{repo.path}\n", encoding="utf-8")
+    head = {"app/m.py": "def total(x):\n    return int(x)\n"}
+    patch_repo(repo, ROUNDING, {**head, **({"sitecustomize.py": SITECUSTOMIZE} if planted
+                                            else {})})
+    done = run_agentgate("attribute", NODE, "--base", "main", "--runs", "2", "--repeats", "1",
+                         "--format", "json", cwd=repo.path,
+                         env={**os.environ, "VIRTUAL_ENV": os.fspath(venv)})
+    extra = json.loads(done.stdout)
+    assert (extra["verdict"], extra["freeze_allowed"]) == ("PATCH_INDUCED", False), extra
