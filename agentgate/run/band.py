@@ -151,7 +151,7 @@ class Runner:
             f"--rootdir={self.tree}",
             # the tree's own config and conftests, never the checkout's around the worktree
             *inifile.harness_args(self.tree, spec.paths, self._empty_ini()),
-            *spec.args,
+            *self._node_lists(spec),
         ]
         log = self.workdir / f"{spec.label}.log"
         # The live feed comes through a pipe: the display's counts, and what each test
@@ -168,6 +168,25 @@ class Runner:
         self.seen[spec.label] = found
         return _result(spec, code, done.seconds, cases, self.frozen, done.timed_out,
                        _tail(log) + tuple(said), xfailed=_xfailed(found, cases))
+
+    def _node_lists(self, spec: RunSpec) -> list[str]:
+        """``spec.args`` with its ``--deselect`` and ``SELECT_OPTION`` node ids in a file the
+        outcome plugin reads (``NODES_OPTION``): pytest parses many repeated options in time
+        that grows with their square (new-user trial: 22,673 ``--deselect`` cases of large
+        parametrized functions took some 75 s a run before any test started)."""
+        kept: list[str] = []
+        lists: dict[str, list[str]] = {"select": [], "deselect": []}
+        for arg in spec.args:
+            option, _, value = arg.partition("=")
+            if option in (SELECT_OPTION, "--deselect") and value:
+                lists["select" if option == SELECT_OPTION else "deselect"].append(value)
+            else:
+                kept.append(arg)
+        if not lists["select"] and not lists["deselect"]:
+            return kept
+        nodes = self.workdir / f"{spec.label}.nodes.json"
+        nodes.write_text(json.dumps(lists), encoding="utf-8", errors="surrogateescape")
+        return [f"{NODES_OPTION}={nodes}", *kept]
 
     def _empty_ini(self) -> Path:
         empty = self.workdir / "empty.ini"
@@ -443,6 +462,7 @@ def walk_order(arg: str) -> tuple[str, ...]:
 
 HARNESS_OPTION = "--agentgate-harness-dir"  # as run/outcomes.py defines it (not imported)
 SELECT_OPTION = "--agentgate-select"  # the same
+NODES_OPTION = "--agentgate-nodes"  # the same
 ITEMS_OPTION = "--agentgate-items-dir"  # the same
 
 

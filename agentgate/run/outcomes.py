@@ -63,6 +63,10 @@ ITEMS_OPTION = "--agentgate-items-dir"
 # (``run.band``): pytest walks those folders as the whole suite's run does, collecting only
 # these and loading each folder's conftests on the way.
 SELECT_OPTION = "--agentgate-select"
+# A JSON file of node ids: {"select": [...], "deselect": [...]} (``run.band``'s runner puts
+# ``SELECT_OPTION``'s and ``--deselect``'s there: pytest parses thousands of repeated options
+# in quadratic time). Deselected as ``--deselect`` does: a node id and what is under it.
+NODES_OPTION = "--agentgate-nodes"
 _KEY = pytest.StashKey["Outcomes"]()
 WORKER_KEY = "agentgate_outcomes"  # in an xdist worker's workeroutput
 _PHASES = ("setup", "call", "teardown")
@@ -326,6 +330,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "NODEID (a file or a node id) and what other files this option names",
     )
     parser.getgroup("agentgate").addoption(
+        NODES_OPTION, dest="agentgate_nodes", default=None, metavar="PATH",
+        help="agentgate: node ids to select and to deselect, as JSON in PATH",
+    )
+    parser.getgroup("agentgate").addoption(
         ITEMS_OPTION, dest="agentgate_items_dirs", action="append", default=[],
         metavar="DIR", help="agentgate: collect DIR's files that are not Python, and none of "
         "its Python files but those given as arguments",
@@ -376,7 +384,7 @@ def _walk_rules(config: pytest.Config) -> tuple[list[str], list[str], set[str], 
     def files(values: Iterable[object]) -> set[str]:
         return {os.path.normpath(os.path.join(base, str(a).split("::", 1)[0])) for a in values}
 
-    selected = files(config.getoption("agentgate_select", None) or ())
+    selected = files(_node_list(config, "select"))
     walked = folders("agentgate_harness_dirs")
     ways: set[str] | None = None
     if selected:
@@ -418,6 +426,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _selected_nodes(config, items)
+    _deselected_nodes(config, items)
     path = config.getoption("agentgate_only", None)
     if not path:
         return
@@ -429,11 +438,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item.nodeid in wanted]
 
 
+def _node_list(config: pytest.Config, which: str) -> list[str]:
+    """``SELECT_OPTION``'s node ids (``which`` "select") or none, and the ``NODES_OPTION``
+    file's list of that name."""
+    found = [str(s) for s in config.getoption("agentgate_select", None) or ()
+             ] if which == "select" else []
+    lists = config.stash.get(_NODES_KEY, None)
+    if lists is None:
+        path = config.getoption("agentgate_nodes", None)
+        lists = {}
+        if path:
+            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                loaded = json.load(fh)
+            lists = {k: [str(n) for n in v] for k, v in loaded.items() if isinstance(v, list)}
+        config.stash[_NODES_KEY] = lists
+    return [*found, *lists.get(which, ())]
+
+
+_NODES_KEY = pytest.StashKey[dict[str, list[str]]]()
+
+
+def _deselected_nodes(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``NODES_OPTION`` file's ``deselect`` node ids, as ``--deselect`` takes them: an
+    item whose id is one, or lies under one (``::`` or ``[`` after it), does not run."""
+    gone = set(_node_list(config, "deselect"))
+    if not gone:
+        return
+
+    def under(nodeid: str) -> bool:
+        return nodeid in gone or any(
+            char in ":[" and nodeid[:cut] in gone for cut, char in enumerate(nodeid))
+
+    drop = [item for item in items if under(item.nodeid)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if not under(item.nodeid)]
+
+
 def _selected_nodes(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Of a file selected by node ids (``SELECT_OPTION``), only those nodes' items run, as
     naming them on the command line ran them: the node itself, a class's or a function's
     items under it (``::``), a function's cases (``[``)."""
-    chosen = [str(s) for s in config.getoption("agentgate_select", None) or ()]
+    chosen = _node_list(config, "select")
     whole = {s for s in chosen if "::" not in s}
     nodes: dict[str, list[str]] = {}
     for node in chosen:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentgate.core import config as config_mod
-from agentgate.run import band, junit
+from agentgate.run import band, junit, outcomes
 from agentgate.run.band import BandSpec, Tree
 from tests.support.git_repo import GitRepo
 
@@ -331,3 +332,18 @@ def test_nodeid_of_xunit1_attributes() -> None:
         == "tests/test_a.py::TestC::TestD::test_y"
     )
     assert junit.nodeid_of("tests/test_a.py", "", "tests.test_a") == "tests/test_a.py"
+
+
+def test_node_ids_go_to_the_outcome_plugin_in_a_file(tmp_path: Path) -> None:
+    """New-user trial (packaging): 22,673 ``--deselect`` options took pytest some 75 s a run
+    to parse; the runner hands node ids to the outcome plugin in one file instead."""
+    runner = band.Runner("python", tmp_path, {}, tmp_path, 60)
+    cases = [f"tests/test_v.py::test_v[{i}]" for i in range(5000)]
+    spec = band.RunSpec("band", ("-m", "not slow", *(f"--deselect={c}" for c in cases),
+                                 f"{band.SELECT_OPTION}=tests/test_v.py", "tests"), 1)
+    args = runner._node_lists(spec)
+    assert args == [f"{band.NODES_OPTION}={tmp_path / 'band.nodes.json'}", "-m", "not slow",
+                    "tests"]
+    written = json.loads((tmp_path / "band.nodes.json").read_text(encoding="utf-8"))
+    assert written == {"select": ["tests/test_v.py"], "deselect": cases}
+    assert band.NODES_OPTION == outcomes.NODES_OPTION
