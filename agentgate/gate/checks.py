@@ -121,7 +121,25 @@ def _staged_manifest(root: Path, config: Config, changes: list[Change]) -> list[
         return []  # verified when the fixtures or the manifest last changed
     listed_data = gitio.read_at(root, ":", config.manifest)
     blobs = gitio.index_blobs(root, config.fixtures)
+    listed = _listed_elsewhere(config, listed_data)
+    if listed:
+        blobs.update(gitio.index_blobs(root, listed))
     return _manifest_reasons(config, listed_data, _digests(root, blobs), where="staged")
+
+
+def _listed_elsewhere(config: Config, listed: bytes | None) -> tuple[str, ...]:
+    """The paths a manifest lists outside the fixture folders the configuration in force
+    names: a human's adoption commit brings the configuration that names new fixture
+    folders and the manifest of their files at once, and each was "listed but does not
+    exist" (new-user trial round 7: ``tests/manylinux``, ``tests/metadata``). Such a file is
+    read where it is and compared with its digest like any other."""
+    if listed is None:
+        return ()
+    try:
+        entries = manifest.parse(listed, where=config.manifest)
+    except ConfigError:
+        return ()  # ``_manifest_reasons`` says what is wrong with it
+    return tuple(sorted(p for p in entries if not manifest.is_fixture(p, config)))
 
 
 def _digests(root: Path, blobs: dict[str, str]) -> dict[str, str]:
@@ -314,10 +332,12 @@ def _range_fixtures(
     its own count as the test that excuses a fixture change)."""
     tree = gitio.ls_tree(root, head, config.fixtures) if config.fixtures else {}
     head_fixtures = {p: b for p, b in tree.items() if manifest.is_fixture(p, config)}
-    actual = _digests(root, head_fixtures)  # once, for the head's and the base's manifest
-    reasons = _manifest_reasons(
-        config, gitio.read_at(root, head, config.manifest), actual, where="head"
-    )
+    listed_data = gitio.read_at(root, head, config.manifest)
+    elsewhere = _listed_elsewhere(config, listed_data)
+    head_listed = {**head_fixtures, **(gitio.ls_tree(root, head, elsewhere) if elsewhere else {})}
+    actual = _digests(root, head_listed)
+    reasons = _manifest_reasons(config, listed_data, actual, where="head")
+    actual = {p: d for p, d in actual.items() if p in head_fixtures}  # the base's manifest
     moved = _moved_fixtures(root, config, base, actual, changes)
     tests = TestFiles(config)
     if moved and not any(tests.match(p) for c in changes for p in c.paths):

@@ -132,3 +132,27 @@ def test_range_head_manifest_mismatch_is_blocked(fixtured: GitRepo) -> None:
     head = fixtured.commit("no manifest update, --no-verify")
     codes = [(r.code, r.path) for r in gate.check_range(fixtured.path, base, head).reasons]
     assert codes == [("fixture-manifest", "tests/fixtures/rates.json")]
+
+
+@pytest.mark.parametrize("tampered", [False, True], ids=["as-recorded", "tampered"])
+def test_an_adoption_commit_listing_new_fixture_folders_is_verified_where_they_are(
+    app_repo: GitRepo, tampered: bool,
+) -> None:
+    """New-user trial round 7 (packaging): ``agentgate init`` named four fixture folders,
+    and the human's adoption commit of the configuration and the manifest was blocked: the
+    configuration in force named only ``tests/fixtures``, so every file the new manifest
+    listed elsewhere "does not exist". It is compared where it is; a tampered one is not."""
+    app_repo.files({"tests/data/cases.json": '{"a": 1}\n'})
+    base = app_repo.commit("test data, before agentgate")
+    app_repo.write("pyproject.toml", '[tool.agentgate]\nfixtures = ["tests/data"]\n')
+    manifest.record(app_repo.path, config.load(app_repo.path))
+    if tampered:
+        app_repo.write("tests/data/cases.json", '{"a": 2}\n')
+    app_repo.add()
+    staged = [(r.code, r.path) for r in gate.check_staged(app_repo.path, {}).reasons
+              if r.code == "fixture-manifest"]
+    assert staged == ([("fixture-manifest", "tests/data/cases.json")] if tampered else [])
+    head = app_repo.commit("adopt agentgate")
+    ranged = [(r.code, r.path) for r in gate.check_range(app_repo.path, base, head).reasons
+              if r.code == "fixture-manifest"]
+    assert ranged == ([("fixture-manifest", "tests/data/cases.json")] if tampered else [])
