@@ -63,12 +63,13 @@ def test_the_push_hook_declares_verbose(hook_repo: tuple[Path, str]) -> None:
 
 def test_a_passing_push_shows_its_verdict_and_summary(readme_project: GitRepo) -> None:
     readme_project.write(CODE, '"""Tax."""\n\n' + FILES[CODE])
-    head = readme_project.commit("tax: a docstring")
+    assert readme_project.commit("tax: a docstring")
     outcome = push(readme_project, git_env(), "origin", "main")
     assert outcome.code == 0, outcome.raw
     report = _push_report(outcome)
     assert len(report) <= 3, report
-    assert report[0] == f"agentgate hook pre-push {head}: scoped (exit 0)"
+    # Named by the pushed branch (PRE_COMMIT_LOCAL_BRANCH), as the plain hook names it.
+    assert report[0] == "agentgate hook pre-push refs/heads/main: scoped (exit 0)"
     assert re.fullmatch(r"  ran 1 test from 1 of the suite's 1 test file in [0-9.]+ s: "
                         "all passed", report[-1]), report
 
