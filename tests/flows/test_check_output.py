@@ -149,3 +149,23 @@ def test_only_the_gate_commands_say_scoped(app_repo: GitRepo) -> None:
         assert "scoped" not in proc.stdout
     assert run_agentgate("plan", "--base", "HEAD", cwd=app_repo.path).stdout.startswith(
         "agentgate plan: scoped (exit 0)")
+
+
+def test_a_long_list_of_failures_is_bounded_in_the_text(repo: GitRepo) -> None:
+    """New-user trial round 7: 1,296 FAILED lines pushed the summary 4,935 lines down. The
+    text names twenty a run, and says how many more; JSON lists them all."""
+    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
+                "app/core.py": "def one():\n    return 1\n",
+                "tests/test_core.py": "import pytest\n\nfrom app.core import one\n\n\n"
+                                      "@pytest.mark.parametrize('i', range(25))\n"
+                                      "def test_one(i):\n    assert one() == 1\n"})
+    repo.commit("initial")
+    repo.git("tag", "base")
+    repo.write("app/core.py", "def one():\n    return 2\n")
+    repo.commit("break one")
+    code, lines = _check(repo)
+    assert code == 1
+    failed = [line for line in lines if line.startswith("    FAILED ")]
+    assert len(failed) == 20, lines
+    assert "    ... and 5 more failed in this run (--format json lists them all)" in lines
+    assert len(_json(repo)["results"]["failed_ids"]) == 25
