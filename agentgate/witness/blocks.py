@@ -19,6 +19,8 @@ import ast
 import bisect
 import hashlib
 import importlib.util
+import io
+import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,8 @@ READ = "."
 PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 if TYPE_CHECKING:  # an alias only for the type checker: the plugin side stays 3.9-clean
+    from collections.abc import Sequence
+
     Source = str | bytes
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -91,13 +95,46 @@ def from_tree(tree: ast.Module, text: str, *, sums: bool = True) -> FileBlocks:
     """The blocks of an already parsed file (``text`` as ``decode`` returns it); without
     ``sums``, their layout alone (a recording maps lines to blocks, it compares none)."""
     lines = text.split("\n")
+    code = _code_lines(text, lines) if sums else lines
     spans = sorted(_spans(tree.body, ""), key=lambda s: s[1])
-    blocks = _name_blocks(spans, lines, sums)
+    blocks = _name_blocks(spans, code, sums)
     return FileBlocks(
         blocks=blocks,
-        module_checksum=_module_checksum(lines, blocks) if sums else "",
+        module_checksum=_module_checksum(code, blocks) if sums else "",
         starts=tuple(b.start for b in blocks),
     )
+
+
+def _code_lines(text: str, lines: list[str]) -> list[str | None]:
+    """The file's lines as the compiler reads them: a comment is cut off, a line holding
+    nothing else or nothing at all is None (left out of every digest), trailing blanks go,
+    so an edit of comments or blank lines changes no block (new-user trial round 7: one
+    ``#`` comment in a hot function ran its 71 tests). The lines a token spans over several
+    (a string) stay as they are. The raw lines when the text does not tokenize."""
+    code: list[str | None] = list(lines)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return code
+    has_code: set[int] = set()
+    spanned: set[int] = set()
+    cuts: dict[int, int] = {}
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            cuts[tok.start[0]] = tok.start[1]
+        elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                              tokenize.ENDMARKER):
+            has_code.update(range(tok.start[0], tok.end[0] + 1))
+            if tok.end[0] > tok.start[0]:
+                spanned.update(range(tok.start[0], tok.end[0] + 1))
+    for number, line in enumerate(lines, start=1):
+        if number not in has_code:
+            code[number - 1] = None
+        elif number not in spanned:
+            code[number - 1] = line[: cuts.get(number, len(line))].rstrip()
+        elif number in cuts:
+            code[number - 1] = line[: cuts[number]]
+    return code
 
 
 _Span = tuple[str, int, int, "ast.FunctionDef | ast.AsyncFunctionDef"]
@@ -163,30 +200,31 @@ def _yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _name_blocks(spans: list[_Span], lines: list[str], sums: bool) -> tuple[Block, ...]:
+def _name_blocks(spans: list[_Span], lines: Sequence[str | None], sums: bool
+                 ) -> tuple[Block, ...]:
     seen: dict[str, int] = {}
     blocks = []
     for name, start, end, node in spans:
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name}#{seen[name]}"
         if sums:
-            text = "\n".join(lines[start - 1 : end])
+            text = "\n".join(line for line in lines[start - 1 : end] if line is not None)
             blocks.append(Block(label, start, end, _digest(text), shown(node)))
         else:
             blocks.append(Block(label, start, end, ""))
     return tuple(blocks)
 
 
-def _module_checksum(lines: list[str], blocks: tuple[Block, ...]) -> str:
+def _module_checksum(lines: Sequence[str | None], blocks: tuple[Block, ...]) -> str:
     """Everything outside the bodies, each body replaced by a marker with what it shows."""
-    kept: list[str] = []
+    kept: list[str | None] = []
     line = 1
     for block in blocks:
         kept.extend(lines[line - 1 : block.start - 1])
         kept.append("\0" + block.shown)
         line = block.end + 1
     kept.extend(lines[line - 1 :])
-    return _digest("\n".join(kept))
+    return _digest("\n".join(k for k in kept if k is not None))
 
 
 def _digest(text: str) -> str:

@@ -100,3 +100,35 @@ def test_a_docstring_or_a_yield_is_the_definitions() -> None:
     # a yield of a nested function's own is that function's
     assert _changed("return a\n", "yield a\n") == {"first"}
     assert _changed("return self.sides", "return (lambda: (yield))") == {"Shape.area"}
+
+
+COMMENTED = '''def total(items):
+    s = 0
+    for i in items:
+        s += i
+    return s
+
+
+def label():
+    return """a
+
+b"""
+'''
+
+
+def test_comments_and_blank_lines_change_no_block() -> None:
+    """New-user trial round 7: one ``#`` comment in a hot function ran its 71 tests. What
+    the compiler never reads changes no block: comments, blank lines, trailing blanks."""
+    edited = ("# totals\n" + COMMENTED.replace("    s = 0\n", "    # start at zero\n    s = 0\n\n")
+              .replace("s += i\n", "s += i  # add   \n"))
+    assert blocks.changed(COMMENTED, edited) == frozenset()
+
+
+def test_code_and_the_lines_of_a_string_still_change_their_block() -> None:
+    assert blocks.changed(COMMENTED, COMMENTED.replace("s += i", "s -= i")) == {"total"}
+    # A blank line or a '#' inside a string is the string's: not a comment, not left out.
+    assert blocks.changed(COMMENTED, COMMENTED.replace('"""a\n\nb"""', '"""a\nb"""')) == {
+        "label"}
+    assert blocks.changed(COMMENTED, COMMENTED.replace('"""a\n\nb"""', '"""a\n# x\nb"""')) == {
+        "label"}
+    assert blocks.changed(COMMENTED, "x = 1  # set\n" + COMMENTED) == {MODULE}
