@@ -321,11 +321,23 @@ if _checkout:
              *{os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}]
     sys.path[:] = [p for p in sys.path if not _inside(p, _checkout)
                    or any(_inside(p, k) for k in _kept)]
-    # An editable install's import hooks map the project's names into the checkout.
-    sys.meta_path[:] = [f for f in sys.meta_path
-                        if "editable" not in str(getattr(f, "__module__", "")).lower()]
-    sys.path_hooks[:] = [h for h in sys.path_hooks
-                         if "editable" not in str(getattr(h, "__module__", "")).lower()]
+    def _into_checkout(hook):
+        """An editable install's import hook mapping names into the checkout (setuptools
+        keeps them in its finder module's MAPPING and NAMESPACES); another project's stays."""
+        name = str(getattr(hook, "__module__", ""))
+        if "editable" not in name.lower():
+            return False
+        module = sys.modules.get(name)
+        paths = []
+        for table in ("MAPPING", "NAMESPACES"):
+            found = getattr(module, table, None)
+            if isinstance(found, dict):
+                for value in found.values():
+                    paths.extend(value if isinstance(value, (list, tuple)) else [value])
+        return any(isinstance(p, str) and _inside(p, _checkout) for p in paths)
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not _into_checkout(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not _into_checkout(h)]
     sys.path_importer_cache.clear()
 for _entry in list(sys.path):
     _found = os.path.join(_entry or os.curdir, "sitecustomize.py")
