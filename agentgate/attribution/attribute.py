@@ -118,6 +118,13 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
     base's suite must fail it as the runs above saw it fail, and head's suite as the base's
     does (flake trial round 4: a base suite failing it for another, rarer reason, or in the
     order pytest-randomly drew, confirmed a failure the patch caused)."""
+    missing = _missing_here(root, summary)
+    if missing is not None:
+        return Decision(Attribution.HARNESS_ENV, False, (
+            f"{decision.detail}; but it fails for want of {missing}, which this checkout has "
+            "and git does not track (a file generated or kept locally): the runs' trees, "
+            "checked out from git, lack it, so no freeze (commit it, or create it in a "
+            "conftest)"))
     worker = _reads_worker(root, summary.base_sha, summary.head_sha, request.nodeid)
     if worker is not None:
         return Decision(Attribution.HARNESS_ENV, False, (
@@ -160,6 +167,32 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
 
 # What an xdist worker gives a test: in one process, "master", no uid, no variable.
 _WORKER_NAMES = ("worker_id", "testrun_uid", "PYTEST_XDIST_WORKER")
+
+
+_NO_SUCH_FILE = re.compile(r"No such file or directory: '([^']+)'")
+_IN_WORKTREE = re.compile(r"[/\\]\.git[/\\]agentgate[/\\][^'\s]*?worktrees[/\\][^/\\]+[/\\]"
+                          r"[^/\\]+[/\\](.+)$")
+
+
+def _missing_here(root: Path, summary: Summary) -> str | None:
+    """A file the base's failing runs looked for in vain that this checkout has and git
+    does not track at the base (flake trial round 5, r20: a gitignored ``config/local.json``
+    the developer and CI create; the runs' trees, from git, lack it, and both failed alike
+    before the patched code)."""
+    if summary.base is None:
+        return None
+    wanted: set[str] = set()
+    for record in summary.base.records:
+        for name in _NO_SUCH_FILE.findall(record.detail or ""):
+            inside = _IN_WORKTREE.search(name)
+            rel = inside.group(1) if inside else (None if os.path.isabs(name) else name)
+            if rel and not rel.startswith(".."):
+                wanted.add(posixpath.normpath(rel.replace("\\", "/")))
+    present = sorted(w for w in wanted if (root / w).exists())
+    if not present:
+        return None
+    tracked = gitio.ls_tree(root, summary.base_sha, tuple(present))
+    return next((w for w in present if w not in tracked), None)
 
 
 def _reads_worker(root: Path, base: str, head: str, nodeid: str) -> str | None:

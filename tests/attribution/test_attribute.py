@@ -510,6 +510,40 @@ def test_what_the_runs_environment_alone_fails_is_no_freeze(
     assert (extra["verdict"], extra["freeze_allowed"]) == (verdict, allowed), extra["detail"]
 
 
+LOCAL_CONFIG = {
+    ".gitignore": "config/local.json\n",
+    "app/shop.py": "import json\n\n\ndef mode():\n"
+                   "    with open('config/local.json') as fh:\n"
+                   "        return json.load(fh)['mode']\n\n\n"
+                   "def label():\n    return 'ok'\n",
+    "tests/test_shop.py": "from app.shop import label, mode\n\n\n"
+                          "def test_label():\n    assert mode() == 'strict'\n"
+                          "    assert label() == 'ok'\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("here", [True, False], ids=["checkout-has-it", "nowhere"])
+def test_a_file_git_ignores_that_the_checkout_has_is_no_freeze(
+    repo: GitRepo, here: bool,
+) -> None:
+    """Flake trial round 5 (r20): a gitignored ``config/local.json`` the developer and CI
+    create; the runs' trees, from git, lack it, both trees failed opening it before the
+    patched code, and it was frozen. The twin: nobody has the file, the failure is real."""
+    patch_repo(repo, LOCAL_CONFIG, {"app/shop.py": LOCAL_CONFIG["app/shop.py"].replace(
+        "return 'ok'", "return 'broken'")})
+    if here:
+        (repo.path / "config").mkdir()
+        (repo.path / "config" / "local.json").write_text('{"mode": "strict"}', encoding="utf-8")
+    extra = attribute(repo, "tests/test_shop.py::test_label", context="file",
+                      mode="both").to_json()
+    if here:
+        assert (extra["verdict"], extra["freeze_allowed"]) == ("HARNESS_ENV", False), extra
+        assert "config/local.json" in extra["detail"], extra["detail"]
+    else:
+        assert (extra["verdict"], extra["freeze_allowed"]) == ("PRE_EXISTING", True), extra
+
+
 CURRENCY = {
     "app/money.py": "CURRENCY = ['EUR']\n\n\ndef use(code):\n    CURRENCY[0] = code\n\n\n"
                     "def price(x):\n    return f'{x} {CURRENCY[0]}'\n",
