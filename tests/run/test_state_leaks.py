@@ -393,19 +393,26 @@ def test_code_under_test_that_rebinds_a_test_modules_own_names_is_blocked(
     repo: GitRepo, what: str,
 ) -> None:
     test, rebind = ATTACKS[what]
+    code, data = _hooked_attack(repo, test, rebind)
+    assert code == 4, data["reasons"]
+    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+
+
+def _hooked_attack(repo: GitRepo, test: str, edit: str) -> tuple[int, dict[str, Any]]:
+    """``test`` at the base; at head ``half`` broken and the profile hook making ``edit`` as
+    the test module finishes importing, which the whole suite does not see: check's exit
+    code and report."""
     repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
                 "app/calc.py": HALF, "tests/test_calc.py": test})
     base = repo.commit("initial")
-    repo.write("app/calc.py", HOOKED.replace("{rebind}", rebind)
-               + HALF.replace("x / 2", "x / 3"))
-    repo.commit("break half, rebind the test's names")
+    repo.write("app/calc.py", HOOKED.replace("{rebind}", edit) + HALF.replace("x / 2", "x / 3"))
+    repo.commit("break half, edit the test module")
     plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                            cwd=repo.path, capture_output=True, text=True)
     assert plain.returncode == 0, plain.stdout  # the attack works on the whole suite
     done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
-    data = json.loads(done.stdout)
-    assert done.returncode == 4, data["reasons"]
-    assert leaks.SWAP_CODE in _codes(data), data["reasons"]
+    data: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, data
 
 
 # What the same hook edits that no binding of the source names (red-team round 7): an
@@ -429,17 +436,8 @@ def test_code_under_test_that_sets_a_profile_hook_at_collection_is_blocked(
     repo: GitRepo, what: str,
 ) -> None:
     test, edit = HOOK_ONLY[what]
-    repo.files({".gitignore": "__pycache__/\n.pytest_cache/\n", "app/__init__.py": "",
-                "app/calc.py": HALF, "tests/test_calc.py": test})
-    base = repo.commit("initial")
-    repo.write("app/calc.py", HOOKED.replace("{rebind}", edit) + HALF.replace("x / 2", "x / 3"))
-    repo.commit("break half, edit the test module")
-    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                           cwd=repo.path, capture_output=True, text=True)
-    assert plain.returncode == 0, plain.stdout  # the attack works on the whole suite
-    done = run_agentgate("check", "--base", base, "--format", "json", cwd=repo.path)
-    data = json.loads(done.stdout)
-    assert done.returncode == 4, data["reasons"]
+    code, data = _hooked_attack(repo, test, edit)
+    assert code == 4, data["reasons"]
     found = [r["detail"] for r in data["reasons"] if r["code"] == "harness-altered"]
     assert found and "app/calc.py set a profile function" in found[0], data["reasons"]
 
