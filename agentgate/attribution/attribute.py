@@ -125,6 +125,13 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
             "and git does not track (a file generated or kept locally): the runs' trees, "
             "checked out from git, lack it, so no freeze (commit it, or create it in a "
             "conftest)"))
+    helpers = _helpers_changed(root, config, summary.base_sha, summary.head_sha, request.nodeid)
+    if helpers:
+        return Decision(Attribution.INCONCLUSIVE, False, (
+            f"{decision.detail}; but test code it runs changed in the range "
+            f"({listed(helpers, 3)}): how it fails at head may be that code's doing, not the "
+            "base's, and the test's own source says nothing of it; no freeze from here "
+            "(attribute before the helper changes, or freeze by hand after review)"))
     worker = _reads_worker(root, summary.base_sha, summary.head_sha, request.nodeid)
     if worker is not None:
         return Decision(Attribution.HARNESS_ENV, False, (
@@ -167,6 +174,37 @@ def _confirmed(root: Path, config: Config, request: Request, summary: Summary,
 
 # What an xdist worker gives a test: in one process, "master", no uid, no variable.
 _WORKER_NAMES = ("worker_id", "testrun_uid", "PYTEST_XDIST_WORKER")
+
+
+def _helpers_changed(root: Path, config: Config, base: str, head: str, nodeid: str
+                     ) -> list[str]:
+    """The test-side code the range changed that the test runs besides its own function:
+    a conftest above its file, a helper module under the test roots its file names
+    (flake trial round 5, r26: the agent rewrote the helper the failing test calls; its
+    source, the identity, was unchanged, it failed on the same line with the same message,
+    and the patch's own failure was frozen)."""
+    from agentgate.core.paths import TestFiles, under_any
+
+    path = normalise_nodeid(nodeid).split("::", 1)[0]
+    folders = {posixpath.dirname(path)}
+    while (parent := posixpath.dirname(min(folders, key=len))) not in folders:
+        folders.add(parent)
+    texts = [gitio.read_text_at(root, rev, path) or "" for rev in (base, head)]
+    tests = TestFiles(config)
+    found: set[str] = set()
+    for change in gitio.diff_changes(root, base, head):
+        for changed in change.paths:
+            if not changed.endswith(".py") or changed == path:
+                continue
+            stem = posixpath.splitext(posixpath.basename(changed))[0]
+            if stem == "conftest":
+                if posixpath.dirname(changed) in folders:
+                    found.add(changed)
+            elif (under_any(changed, config.tests) and not tests.match(changed)
+                  and stem != "__init__"
+                  and any(re.search(rf"\b{re.escape(stem)}\b", t) for t in texts)):
+                found.add(changed)
+    return sorted(found)
 
 
 _NO_SUCH_FILE = re.compile(r"No such file or directory: '([^']+)'")

@@ -544,6 +544,41 @@ def test_a_file_git_ignores_that_the_checkout_has_is_no_freeze(
         assert (extra["verdict"], extra["freeze_allowed"]) == ("PRE_EXISTING", True), extra
 
 
+HELPED = {
+    "app/cart.py": "def total():\n    return 3\n\n\ndef legacy_total():\n    return 4\n",
+    "tests/helpers.py": "from app.cart import legacy_total\n\n\ndef check(want):\n"
+                        "    assert legacy_total() == want, 'totals disagree'\n",
+    "tests/test_cart.py": "from tests.helpers import check\n\n\n"
+                          "def test_total():\n    check(3)\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("helper", ["tests/helpers.py", "tests/other_helpers.py"],
+                         ids=["the-tests-helper", "another-helper"])
+def test_a_rewritten_helper_the_failing_test_calls_is_no_freeze(
+    repo: GitRepo, helper: str,
+) -> None:
+    """Flake trial round 5 (r26): the base's helper checks ``legacy_total`` (a known bug);
+    the agent rewrites it to check its new ``total``, which it broke. The test's source, its
+    identity, is unchanged; both fail on the helper's line with its message: frozen. The
+    twin changes a helper the test does not use: the known bug still freezes."""
+    base = {**HELPED, "tests/other_helpers.py": "def unused():\n    return 1\n"}
+    head = {"app/cart.py": HELPED["app/cart.py"].replace("return 3", "return 5")}
+    if helper == "tests/helpers.py":
+        head[helper] = HELPED[helper].replace("legacy_total", "total")
+    else:
+        head[helper] = "def unused():\n    return 2\n"
+    patch_repo(repo, base, head)
+    extra = attribute(repo, "tests/test_cart.py::test_total", context="file",
+                      mode="both").to_json()
+    if helper == "tests/helpers.py":
+        assert (extra["verdict"], extra["freeze_allowed"]) == ("INCONCLUSIVE", False), extra
+        assert "tests/helpers.py" in extra["detail"], extra["detail"]
+    else:
+        assert (extra["verdict"], extra["freeze_allowed"]) == ("PRE_EXISTING", True), extra
+
+
 CURRENCY = {
     "app/money.py": "CURRENCY = ['EUR']\n\n\ndef use(code):\n    CURRENCY[0] = code\n\n\n"
                     "def price(x):\n    return f'{x} {CURRENCY[0]}'\n",
